@@ -1,0 +1,1 @@
+"""One module per ``tabletop`` subcommand; see companion.cli."""

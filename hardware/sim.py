@@ -1,0 +1,52 @@
+"""Simulated pads: hits injected by code, the keyboard, a script or the web page.
+
+The default source, so that everything runs on a laptop with no hardware.
+"""
+
+from __future__ import annotations
+
+import queue
+import time
+from typing import Any, ClassVar
+
+from hardware.hits import HitKind, PadHit
+from hardware.source import PadSource
+
+
+class SimulatedPads(PadSource):
+    """Pads that exist only in software. Its clock is the host's monotonic clock.
+
+    ``inject`` with an explicit ``at_us`` gives deterministic tests; without it
+    the hit is stamped now.
+    """
+
+    name: ClassVar[str] = "sim"
+
+    def __init__(self, pad_count: int = 8, resolution_us: int = 1, sink: "queue.Queue[Any] | None" = None) -> None:
+        super().__init__(pad_count, resolution_us, sink)
+
+    def now_us(self) -> int:
+        return time.monotonic_ns() // 1000
+
+    def inject(
+        self,
+        pad: int,
+        kind: HitKind | str = HitKind.SLAP,
+        strength: float | None = None,
+        at_us: int | None = None,
+    ) -> PadHit:
+        """Make a hit on ``pad`` as if it had been slapped at ``at_us`` (default: now).
+
+        Raises ValueError for a pad outside 1..pad_count or a malformed value.
+        """
+        if isinstance(pad, bool) or not isinstance(pad, int) or not 1 <= pad <= self.pad_count:
+            raise ValueError(f"pad must be a whole number from 1 to {self.pad_count}, got {pad!r}")
+        hit = PadHit(
+            pad=pad,
+            at_us=self.now_us() if at_us is None else at_us,
+            kind=HitKind(kind),
+            strength=strength,
+            resolution_us=self.resolution_us,
+        )
+        self.emit(hit)
+        return hit
