@@ -24,6 +24,8 @@ SUBCOMMANDS: tuple[str, ...] = (
     "pads",
     "emulate",
     "doctor",
+    "service",
+    "backup",
 )
 
 

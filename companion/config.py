@@ -17,6 +17,8 @@ from typing import Any, Callable
 from companion.errors import ConfigError
 
 DEFAULT_DATA_DIR = "~/.local/share/tabletop"
+#: The SQLite event log's file name inside the data directory.
+DATABASE_NAME = "tabletop.sqlite3"
 #: Environment variable naming the config file when --config is not given.
 CONFIG_ENV = "TABLETOP_CONFIG"
 #: Where the config file is looked for when neither --config nor the variable is set.
@@ -60,7 +62,7 @@ class Config:
     @property
     def database_path(self) -> Path:
         """The SQLite event log inside the data directory."""
-        return self.data_dir / "tabletop.sqlite3"
+        return self.data_dir / DATABASE_NAME
 
 
 def _type_error(key: str, value: Any, valid: str) -> ConfigError:
