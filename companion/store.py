@@ -1,0 +1,335 @@
+"""The event log: an append-only SQLite table, the single source of truth of the table.
+
+Durability: WAL journal with ``synchronous=FULL``, so a batch is on disk when
+:meth:`EventStore.append` returns (the table loop only acknowledges a command
+after that). A batch is one transaction (group commit): many hits arriving
+together cost one fsync, not one each.
+
+Safety: the file is checked read-only before anything may write to it. A file
+that is not an SQLite database, is damaged, or was written by a newer version
+of the schema raises :class:`~companion.errors.StoreError` and is left exactly
+as it was.
+
+Threads: one writer (the table loop) uses the store's own connection; readers
+(web threads) each borrow a separate read-only connection from a small pool.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+from companion.errors import StoreError
+
+log = logging.getLogger(__name__)
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+#: Ordered migrations: ``MIGRATIONS[i]`` takes the schema from version ``i`` to ``i + 1``.
+#: Each runs inside the transaction that also bumps ``PRAGMA user_version``.
+Migration = Callable[[sqlite3.Connection], None]
+
+
+def _v1(conn: sqlite3.Connection) -> None:
+    """Version 1: the events table and the indexes its readers need."""
+    conn.execute(
+        """CREATE TABLE events(
+               seq     INTEGER PRIMARY KEY AUTOINCREMENT,
+               at      TEXT    NOT NULL,
+               game_id INTEGER NULL,
+               type    TEXT    NOT NULL,
+               data    TEXT    NOT NULL,
+               actor   TEXT    NULL)"""
+    )
+    # history(game_id) and the replay of one game for undo
+    conn.execute("CREATE INDEX events_by_game ON events(game_id, seq)")
+    # past_games(): only the start/end markers, without scanning every hit
+    conn.execute("CREATE INDEX events_by_type ON events(type, seq)")
+
+
+MIGRATIONS: tuple[Migration, ...] = (_v1,)
+
+#: Readers kept open for reuse; more may be opened under load and are closed when returned.
+READER_POOL_SIZE = 8
+
+
+def utc_now() -> str:
+    """Wall-clock time as stored in ``at``: ISO 8601, UTC, milliseconds, ``Z``."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True, slots=True)
+class NewEvent:
+    """An event about to be appended.
+
+    ``seq`` is normally left None (the store numbers events); the table loop
+    passes the number it predicted so a mismatch is caught rather than silently
+    shifting every reference. ``at`` defaults to now.
+    """
+
+    type: str
+    data: dict[str, Any] = field(default_factory=dict)
+    game_id: int | None = None
+    actor: str | None = None
+    at: str | None = None
+    seq: int | None = None
+
+
+def _row_to_dict(row: tuple[Any, ...]) -> dict[str, Any]:
+    seq, at, game_id, type_, data, actor = row
+    return {"seq": seq, "at": at, "game_id": game_id, "type": type_, "data": json.loads(data), "actor": actor}
+
+
+_COLUMNS = "seq, at, game_id, type, data, actor"
+
+
+class EventStore:
+    """The SQLite event log at ``path`` (created if missing).
+
+    Raises StoreError when the file is damaged, not a database, or from a
+    newer schema; the file is never modified in that case.
+    """
+
+    def __init__(self, path: str | Path, migrations: Sequence[Migration] = MIGRATIONS) -> None:
+        self.path = Path(path)
+        self.migrations = tuple(migrations)
+        self.schema_version = len(self.migrations)
+        self._readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        self._closed = False
+        self._check_existing()
+        self._conn = self._open_writer()
+        self._last_seq = self._query_last_seq()
+
+    # ----- opening -----------------------------------------------------------
+    def _damaged(self, why: str) -> StoreError:
+        return StoreError(
+            f"the event log {self.path} {why}. It was not changed. "
+            "Move it aside (keep it: it holds the table's history) or start with --data pointing at another directory."
+        )
+
+    def _check_existing(self) -> None:
+        """Look at an existing file read-only: header, integrity, schema version."""
+        if not self.path.exists():
+            if not self.path.parent.is_dir():
+                raise StoreError(f"cannot create the event log {self.path}: directory {self.path.parent} does not exist")
+            return
+        if not self.path.is_file():
+            raise StoreError(f"the event log {self.path} is not a regular file")
+        try:
+            with open(self.path, "rb") as fh:
+                head = fh.read(100)
+        except OSError as exc:
+            raise StoreError(f"cannot read the event log {self.path}: {exc.strerror}") from None
+        if not head:
+            return  # an empty file is what SQLite itself creates: treat it as new
+        if len(head) < 100 or not head.startswith(SQLITE_HEADER):
+            raise self._damaged("is not an SQLite database (bad header)")
+        try:
+            conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise self._damaged(f"cannot be opened ({exc})") from None
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version > self.schema_version:
+                raise StoreError(
+                    f"the event log {self.path} has schema version {version}, written by a newer "
+                    f"tabletop-companion; this version understands up to {self.schema_version}. "
+                    "Upgrade tabletop-companion, or use --data to point at another directory. The file was not changed."
+                )
+            problems = [r[0] for r in conn.execute("PRAGMA quick_check").fetchall()]
+            if problems != ["ok"]:
+                raise self._damaged(f"is damaged ({'; '.join(problems[:3])})")
+            if version >= 1:
+                cols = [r[1] for r in conn.execute("PRAGMA table_info(events)").fetchall()]
+                if cols[:6] != ["seq", "at", "game_id", "type", "data", "actor"]:
+                    raise self._damaged(f"does not hold a tabletop event table (columns: {cols or 'none'})")
+            elif conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+                raise self._damaged("is an SQLite database of some other program (schema version 0 with tables)")
+        except sqlite3.DatabaseError as exc:
+            raise self._damaged(f"is damaged ({exc})") from None
+        finally:
+            conn.close()
+
+    def _open_writer(self) -> sqlite3.Connection:
+        try:
+            # isolation_level=None: we issue BEGIN/COMMIT ourselves, so a batch is exactly one transaction.
+            conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
+            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            if mode.lower() != "wal":
+                raise StoreError(f"the event log {self.path} cannot use WAL journaling (got {mode}); is the directory writable?")
+            conn.execute("PRAGMA synchronous=FULL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            self._migrate(conn)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the event log {self.path}: {exc}") from None
+        return conn
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        for target in range(version + 1, self.schema_version + 1):
+            log.info("event log %s: migrating schema %d -> %d", self.path, target - 1, target)
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                self.migrations[target - 1](conn)
+                conn.execute(f"PRAGMA user_version={target:d}")
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+
+    def _query_last_seq(self) -> int:
+        row = self._conn.execute("SELECT max(seq) FROM events").fetchone()
+        return int(row[0] or 0)
+
+    # ----- writing (the table loop only) --------------------------------------
+    @property
+    def last_seq(self) -> int:
+        """The sequence number of the newest committed event (0 for an empty log)."""
+        return self._last_seq
+
+    def append(self, batch: Sequence[NewEvent]) -> list[dict[str, Any]]:
+        """Append ``batch`` in one durable transaction; return the stored event dicts.
+
+        All or nothing: on any failure the log is as before and StoreError is raised.
+        """
+        if not batch:
+            return []
+        if self._closed:
+            raise StoreError(f"the event log {self.path} is closed")
+        with self._write_lock:
+            rows: list[tuple[Any, ...]] = []
+            seq = self._last_seq
+            for event in batch:
+                seq += 1
+                if event.seq is not None and event.seq != seq:
+                    raise StoreError(f"event numbered {event.seq} but the log's next number is {seq}")
+                rows.append((seq, event.at or utc_now(), event.game_id, event.type,
+                             json.dumps(event.data, separators=(",", ":")), event.actor))
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+                try:
+                    self._conn.executemany(f"INSERT INTO events({_COLUMNS}) VALUES (?,?,?,?,?,?)", rows)
+                    self._conn.execute("COMMIT")
+                except BaseException:
+                    self._conn.execute("ROLLBACK")
+                    raise
+            except sqlite3.Error as exc:
+                raise StoreError(f"could not write to the event log {self.path}: {exc}") from None
+            self._last_seq = seq
+        return [_row_to_dict(r) for r in rows]
+
+    # ----- reading (any thread) -----------------------------------------------
+    @contextmanager
+    def _reader(self) -> Iterator[sqlite3.Connection]:
+        """A read-only connection of this thread's own for the duration of the block."""
+        if self._closed:
+            raise StoreError(f"the event log {self.path} is closed")
+        with self._readers_lock:
+            conn = self._readers.pop() if self._readers else None
+        if conn is None:
+            conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+        try:
+            yield conn
+        finally:
+            with self._readers_lock:
+                keep = not self._closed and len(self._readers) < READER_POOL_SIZE
+                if keep:
+                    self._readers.append(conn)
+            if not keep:
+                conn.close()
+
+    def _select(self, where: str, params: tuple[Any, ...], limit: int | None = None) -> list[dict[str, Any]]:
+        sql = f"SELECT {_COLUMNS} FROM events {where} ORDER BY seq"
+        if limit is not None:
+            sql += f" LIMIT {int(limit):d}"
+        try:
+            with self._reader() as conn:
+                return [_row_to_dict(r) for r in conn.execute(sql, params)]
+        except sqlite3.Error as exc:
+            raise StoreError(f"could not read the event log {self.path}: {exc}") from None
+
+    def iter_events(self, after: int = 0, chunk: int = 2000) -> Iterator[dict[str, Any]]:
+        """Every event with seq > ``after``, oldest first, read in chunks (flat memory for big logs)."""
+        while True:
+            rows = self._select("WHERE seq > ?", (after,), chunk)
+            yield from rows
+            if len(rows) < chunk:
+                return
+            after = rows[-1]["seq"]
+
+    def all_events(self) -> list[dict[str, Any]]:
+        """Every event, oldest first."""
+        return list(self.iter_events())
+
+    def events_after(self, seq: int, limit: int = 1000) -> list[dict[str, Any]]:
+        """Up to ``limit`` events with seq > ``seq``, oldest first (SSE resume)."""
+        return self._select("WHERE seq > ?", (int(seq),), max(0, int(limit)))
+
+    def events_of_game(self, game_id: int, before: int | None = None) -> list[dict[str, Any]]:
+        """Every event of game ``game_id`` (its ``game_started`` included), optionally only seq < ``before``."""
+        if before is None:
+            return self._select("WHERE game_id = ?", (int(game_id),))
+        return self._select("WHERE game_id = ? AND seq < ?", (int(game_id), int(before)))
+
+    def game_markers(self) -> list[dict[str, Any]]:
+        """Every ``game_started`` and ``game_ended`` event, oldest first."""
+        return self._select("WHERE type IN ('game_started', 'game_ended')", ())
+
+    def games(self) -> list[dict[str, Any]]:
+        """One summary per game, oldest first: game_id, kind, title, started, ended, players, settings, outcome."""
+        games: dict[int, dict[str, Any]] = {}
+        for event in self.game_markers():
+            if event["type"] == "game_started":
+                data = event["data"]
+                games[event["seq"]] = {
+                    "game_id": event["seq"],
+                    "kind": data.get("kind"),
+                    "title": data.get("title"),
+                    "started": event["at"],
+                    "ended": None,
+                    "players": data.get("players", []),
+                    "settings": data.get("settings", {}),
+                    "outcome": None,
+                }
+            elif event["game_id"] in games:
+                games[event["game_id"]]["ended"] = event["at"]
+                games[event["game_id"]]["outcome"] = event["data"].get("outcome")
+        return list(games.values())
+
+    def get(self, seq: int) -> dict[str, Any] | None:
+        """The event numbered ``seq``, or None."""
+        rows = self._select("WHERE seq = ?", (int(seq),))
+        return rows[0] if rows else None
+
+    def pragma(self, name: str) -> Any:
+        """The value of ``PRAGMA name`` on the writer connection (for tests and ``doctor``)."""
+        if not name.replace("_", "").isalpha():
+            raise ValueError(f"not a pragma name: {name!r}")
+        return self._conn.execute(f"PRAGMA {name}").fetchone()[0]
+
+    def close(self) -> None:
+        """Close every connection. Safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        with self._readers_lock:
+            readers, self._readers = self._readers, []
+        for conn in readers:
+            conn.close()
+        with self._write_lock:
+            self._conn.close()
+
+    def __enter__(self) -> "EventStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

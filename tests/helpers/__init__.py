@@ -1,0 +1,1 @@
+"""Test-only helpers: a tiny game and a child process for the crash test (not registered in GAMES)."""
