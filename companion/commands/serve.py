@@ -1,0 +1,160 @@
+"""``tabletop serve``: run the table service and its web app on the LAN.
+
+Why waitress: it is pure Python (nothing to compile on a Pi), production
+grade, and serves each request on a thread from a fixed pool, which suits
+Server-Sent Events: a stream is a plain WSGI iterator whose every chunk is
+handed to the socket at once (waitress flushes a streamed response as soon as
+``send_bytes`` bytes are pending, 1 by default, and only pauses an iterator
+when a slow client has more than ``outbuf_high_watermark`` bytes queued). The
+price is one pool thread per open stream, so ``server.threads`` (default 48)
+bounds how many phones can watch at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import socket
+import sys
+from pathlib import Path
+from types import FrameType
+from typing import Any, TextIO
+
+log = logging.getLogger(__name__)
+
+#: A stuck phone may queue at most this much output before its stream pauses
+#: (and its subscription falls back to a resync): bounds memory per client.
+OUTBUF_HIGH_WATERMARK = 1 << 20
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register ``tabletop serve``."""
+    p = subparsers.add_parser(
+        "serve",
+        help="run the table service and the web app for phones",
+        description="Run the table: pads, the event log and the web app for phones on the LAN.",
+    )
+    p.add_argument("--pads", choices=("sim", "gpio", "serial"), help="pad source (default: config pads.source, else sim)")
+    p.add_argument("--host", help="address to listen on (default: config server.host, else 0.0.0.0 = the whole LAN)")
+    p.add_argument("--port", type=int, help="TCP port (default: config server.port, else 8080; 0 picks a free port)")
+    p.add_argument("--data", metavar="DIR", help="data directory for the event log and secret key")
+    p.add_argument("--config", metavar="FILE", help="TOML config file (default: $TABLETOP_CONFIG or ~/.config/tabletop/config.toml)")
+    p.add_argument("--serial-port", metavar="PORT", help="serial port of the pad box (with --pads serial)")
+    p.add_argument("--no-qr", action="store_true", help="do not print the QR code")
+    p.set_defaults(func=run)
+
+
+def lan_address() -> str | None:
+    """This machine's address on the LAN (the one phones can reach), or None."""
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        # A UDP connect sends nothing; it only asks the kernel which interface would route there.
+        probe.connect(("10.254.254.254", 1))
+        address = probe.getsockname()[0]
+    except OSError:
+        return None
+    finally:
+        probe.close()
+    return None if address.startswith("127.") else address
+
+
+def phone_urls(host: str, port: int) -> list[str]:
+    """Addresses to print for phones: the LAN IP and hostname.local (not 0.0.0.0)."""
+    if host in ("0.0.0.0", "::", ""):
+        urls = []
+        ip = lan_address()
+        if ip:
+            urls.append(f"http://{ip}:{port}/")
+        urls.append(f"http://{socket.gethostname()}.local:{port}/")
+        urls.append(f"http://127.0.0.1:{port}/")
+        return urls
+    shown = f"[{host}]" if ":" in host else host
+    return [f"http://{shown}:{port}/"]
+
+
+def print_banner(out: TextIO, urls: list[str], pin: str, pin_generated: bool, pads: str, qr: bool) -> None:
+    """What a person starting the table needs: where phones go, the PIN, a QR code."""
+    print(f"Tabletop is running with {pads} pads.", file=out)
+    print("Open on a phone on the same Wi-Fi:", file=out)
+    for url in urls:
+        print(f"  {url}", file=out)
+    origin = "random for this run" if pin_generated else "from the config"
+    print(f"Table PIN: {pin}  ({origin}; needed to change anything)", file=out)
+    if qr and urls:
+        try:
+            import segno
+
+            segno.make(urls[0], error="m").terminal(out=out, compact=True)
+        except Exception as exc:  # a QR code is a convenience, never a reason to stop
+            log.warning("could not print a QR code: %s", exc)
+    print("Stop with Ctrl-C.", file=out, flush=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build config, pads, store, service and app, then serve until SIGTERM or Ctrl-C."""
+    from waitress.server import create_server
+
+    from companion.config import load_config, with_overrides
+    from companion.service import TableService
+    from companion.store import EventStore
+    from hardware.factory import open_source
+    from web import create_app, table_context
+
+    config = load_config(args.config)
+    config = with_overrides(
+        config,
+        pads_source=args.pads,
+        server_host=args.host,
+        server_port=args.port,
+        data_dir=Path(args.data).expanduser() if args.data else None,
+        serial_port=args.serial_port,
+    )
+    config.data_dir.mkdir(parents=True, exist_ok=True)
+
+    source = open_source(config)
+    store = EventStore(config.database_path)
+    service = TableService(store, source, config)
+    service.start()
+    server = None
+    try:
+        app = create_app(service=service, config=config)
+        ctx = table_context(app)
+        server = create_server(
+            app,
+            host=config.server_host,
+            port=config.server_port,
+            threads=config.server_threads,
+            ident="tabletop",
+            outbuf_high_watermark=OUTBUF_HIGH_WATERMARK,
+            # Keep reading while a request runs so a closed SSE connection is
+            # noticed at once (waitress.client_disconnected), freeing its thread.
+            channel_request_lookahead=1,
+            asyncore_use_poll=True,
+        )
+        port = int(getattr(server, "effective_port", config.server_port))
+
+        def _stop(signum: int, frame: FrameType | None) -> None:
+            # End open streams first, so waitress' thread pool can drain.
+            ctx.stopping.set()
+            raise SystemExit(0)
+
+        signal.signal(signal.SIGTERM, _stop)
+        signal.signal(signal.SIGINT, _stop)
+        print_banner(sys.stdout, phone_urls(config.server_host, port), ctx.pin, ctx.pin_generated, source.name, not args.no_qr)
+        log.info("serving on %s:%d with %d threads", config.server_host, port, config.server_threads)
+        try:
+            server.run()  # waitress catches SystemExit/KeyboardInterrupt and drains its threads
+        except (SystemExit, KeyboardInterrupt):
+            pass
+        ctx.stopping.set()
+    finally:
+        if server is not None:
+            try:
+                server.close()
+            except Exception:  # pragma: no cover - closing a half-built server
+                log.debug("closing the server", exc_info=True)
+        service.stop()
+        store.close()
+    print("Tabletop stopped.", flush=True)
+    return 0

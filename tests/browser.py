@@ -1,0 +1,231 @@
+"""Shared helpers for web tests: a real table service, a real server on loopback, real Chromium.
+
+Import the fixtures you need into a test module::
+
+    from browser import live_server, table_service, phone  # noqa: F401
+
+* ``table_service``: a started TableService on a real EventStore in tmp_path
+  with 4 SimulatedPads; stopped afterwards.
+* ``live_server``: that service behind create_app under waitress on
+  127.0.0.1 (a free port) in a thread; ``.url``, ``.port``, ``.app``.
+* ``chromium`` / ``phone``: Debian's Chromium through Playwright and a page with
+  a phone viewport (390x844). Skipped when /usr/bin/chromium is missing,
+  unless TABLETOP_REQUIRE_CHROMIUM=1 (then the test fails).
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+import pytest
+from flask import Flask
+
+from companion.config import Config
+from companion.games.base import Game
+from companion.service import TableService
+from companion.store import EventStore
+from hardware.sim import SimulatedPads
+from web import create_app, table_context
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+PHONE_VIEWPORT = {"width": 390, "height": 844}
+TEST_PIN = "2468"
+
+
+def test_games() -> dict[str, type[Game]]:
+    """The table's own test game (a counter) plus every registered game that imports cleanly."""
+    try:
+        from tests.helpers.counter_game import GAMES_FOR_TESTS
+    except ImportError:  # run without the repository root on sys.path
+        from helpers.counter_game import GAMES_FOR_TESTS  # type: ignore[no-redef]
+    return dict(GAMES_FOR_TESTS)
+
+
+def make_service(data_dir: Path, pads: int = 4, games: Mapping[str, type[Game]] | None = None) -> TableService:
+    """A started TableService on a real EventStore in ``data_dir`` with simulated pads."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    config = Config(data_dir=data_dir, pads_count=pads, server_pin=TEST_PIN)
+    store = EventStore(config.database_path)
+    service = TableService(store, SimulatedPads(pad_count=pads), config, games=test_games() if games is None else games)
+    service.start()
+    service._test_store = store  # type: ignore[attr-defined]  # closed by stop_service
+    return service
+
+
+def stop_service(service: TableService) -> None:
+    """Stop the service and close its store."""
+    service.stop()
+    store = getattr(service, "_test_store", None)
+    if store is not None:
+        store.close()
+
+
+@pytest.fixture
+def table_service(tmp_path: Path) -> Iterator[TableService]:
+    """A real, started TableService with 4 simulated pads; stopped afterwards."""
+    service = make_service(tmp_path / "data")
+    try:
+        yield service
+    finally:
+        stop_service(service)
+
+
+@dataclass
+class LiveServer:
+    """A real waitress server on loopback running the app in a background thread."""
+
+    app: Flask
+    service: TableService
+    server: Any
+    thread: threading.Thread
+
+    @property
+    def port(self) -> int:
+        return int(self.server.effective_port)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def stop(self) -> None:
+        """End open streams, drain waitress' threads, close every socket, join the loop."""
+        from waitress import wasyncore
+
+        table_context(self.app).stopping.set()
+        self.server.task_dispatcher.shutdown(timeout=10)
+        # Close every channel from inside the loop thread, so the loop ends cleanly.
+        self.server.trigger.pull_trigger(lambda: wasyncore.close_all(self.server._map, ignore_all=True))
+        self.thread.join(timeout=10)
+
+
+def start_live_server(app: Flask, service: TableService, threads: int = 32) -> LiveServer:
+    """Serve ``app`` under waitress on 127.0.0.1 (a free port) in a thread."""
+    from waitress.server import create_server
+
+    server = create_server(
+        app,
+        host="127.0.0.1",
+        port=0,
+        threads=threads,
+        channel_request_lookahead=1,
+        asyncore_use_poll=True,
+        _start=True,
+    )
+    thread = threading.Thread(target=server.run, name="test-waitress", daemon=True)
+    thread.start()
+    return LiveServer(app, service, server, thread)
+
+
+@pytest.fixture
+def live_server(tmp_path: Path, table_service: TableService) -> Iterator[LiveServer]:
+    """create_app on the real service, served by waitress on loopback; keep-alives every 0.3 s."""
+    app = create_app(
+        {"TESTING": True, "DATA_DIR": tmp_path / "data", "PIN": TEST_PIN, "SSE_KEEPALIVE_S": 0.3, "SSE_POLL_S": 0.1},
+        service=table_service,
+    )
+    server = start_live_server(app, table_service)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+class HttpSession:
+    """A tiny cookie-keeping JSON client over http.client (one server, one session)."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.cookie: str | None = None
+        self.csrf: str | None = None
+
+    def request(self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None) -> tuple[int, Any]:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        try:
+            hdrs = dict(headers or {})
+            data = None
+            if body is not None:
+                data = json.dumps(body).encode()
+                hdrs["Content-Type"] = "application/json"
+            if self.cookie:
+                hdrs["Cookie"] = self.cookie
+            if self.csrf and method != "GET":
+                hdrs["X-CSRF-Token"] = self.csrf
+            conn.request(method, path, body=data, headers=hdrs)
+            response = conn.getresponse()
+            raw = response.read()
+            set_cookie = response.getheader("Set-Cookie")
+            if set_cookie:
+                self.cookie = set_cookie.split(";", 1)[0]
+            try:
+                payload = json.loads(raw) if raw else None
+            except ValueError:
+                payload = raw.decode("utf-8", "replace")
+            return response.status, payload
+        finally:
+            conn.close()
+
+    def login(self, pin: str = TEST_PIN) -> None:
+        """Fetch a CSRF token and enter the PIN (a trusted session)."""
+        status, data = self.request("GET", "/api/session")
+        assert status == 200, data
+        self.csrf = data["csrf_token"]
+        status, data = self.request("POST", "/api/pin", {"pin": pin})
+        assert status == 200, data
+
+    def start(self) -> None:
+        """Fetch a CSRF token only (untrusted: enough for simulated hits)."""
+        status, data = self.request("GET", "/api/session")
+        assert status == 200, data
+        self.csrf = data["csrf_token"]
+
+
+def chromium_or_skip() -> str:
+    """The Chromium binary, or skip (fail under TABLETOP_REQUIRE_CHROMIUM=1) when absent."""
+    if os.path.exists(CHROMIUM):
+        return CHROMIUM
+    if os.environ.get("TABLETOP_REQUIRE_CHROMIUM") == "1":
+        pytest.fail(f"{CHROMIUM} is missing but TABLETOP_REQUIRE_CHROMIUM=1; install Debian's chromium package")
+    pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium); browser tests need Debian's Chromium")
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Any]:
+    """Debian's Chromium driven by Playwright (never `playwright install`)."""
+    executable = chromium_or_skip()
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:  # pragma: no cover
+        if os.environ.get("TABLETOP_REQUIRE_CHROMIUM") == "1":
+            pytest.fail("playwright is not installed; pip install -e '.[test]'")
+        pytest.skip("playwright is not installed; pip install -e '.[test]'")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def phone(chromium: Any) -> Iterator[Any]:
+    """A browser context with a phone-sized viewport and touch; closed afterwards."""
+    context = chromium.new_context(viewport=PHONE_VIEWPORT, has_touch=True, is_mobile=True, device_scale_factor=2)
+    context.set_default_timeout(20_000)
+    try:
+        yield context
+    finally:
+        context.close()

@@ -1,0 +1,166 @@
+"""The Flask web app: pages for phones and the table screen, a JSON API and a live SSE stream.
+
+``create_app`` follows Flask's tutorial (flaskr): a factory, one blueprint per
+area (each named ``bp``), the secret key kept in the data directory. The app
+talks to the table only through :class:`companion.service.TableService`'s
+public methods; it never touches hardware.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import threading
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping
+
+from flask import Flask
+
+if TYPE_CHECKING:  # pragma: no cover
+    from companion.config import Config
+    from companion.service import TableService
+
+log = logging.getLogger(__name__)
+
+SECRET_KEY_FILE = "secret_key"
+
+
+@dataclass
+class TableContext:
+    """Everything the blueprints share: the service, the table PIN and the shutdown flag."""
+
+    service: "TableService"
+    pin: str
+    pin_generated: bool
+    #: Set when the server is stopping, so open SSE streams end promptly.
+    stopping: threading.Event = field(default_factory=threading.Event)
+    #: True when create_app built the service itself (and so must stop it).
+    owns_service: bool = False
+
+
+def load_secret_key(data_dir: Path) -> str:
+    """The app's secret key from ``data_dir/secret_key``, created (mode 0600) on first run.
+
+    Kept on disk so that phones stay trusted across a restart of the service.
+    """
+    data_dir.mkdir(parents=True, exist_ok=True)
+    path = data_dir / SECRET_KEY_FILE
+    try:
+        # O_EXCL: two processes starting at once never overwrite each other's key.
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        key = path.read_text(encoding="ascii").strip()
+        if len(key) < 32:
+            raise ValueError(f"the secret key in {path} is too short; delete the file to make a new one")
+        if path.stat().st_mode & 0o077:
+            log.warning("%s is readable by other users; run: chmod 600 %s", path, path)
+        return key
+    key = secrets.token_hex(32)
+    with os.fdopen(fd, "w", encoding="ascii") as fh:
+        fh.write(key + "\n")
+    log.info("created a new secret key in %s", path)
+    return key
+
+
+def generate_pin() -> str:
+    """A random 4-digit table PIN, for when the config does not set ``server.pin``."""
+    return f"{secrets.randbelow(10_000):04d}"
+
+
+def _build_default_service(config: "Config", data_dir: Path) -> "TableService":
+    """A service with simulated pads, for ``flask --app web run`` during development."""
+    from companion.service import TableService
+    from companion.store import EventStore
+    from hardware.sim import SimulatedPads
+
+    store = EventStore(data_dir / "tabletop.sqlite3")
+    service = TableService(store, SimulatedPads(pad_count=config.pads_count), config)
+    service.start()
+    return service
+
+
+def create_app(
+    test_config: Mapping[str, Any] | None = None,
+    *,
+    service: "TableService | None" = None,
+    config: "Config | None" = None,
+) -> Flask:
+    """Build the Flask app for one table.
+
+    Args:
+        test_config: Flask config overrides (tests), e.g. ``{"TESTING": True,
+            "DATA_DIR": tmp_path, "PIN": "1234", "SSE_KEEPALIVE_S": 0.2}``.
+        service: the running TableService; when None a simulated-pads service is
+            built in the data directory and started (development only).
+        config: the companion Config; gives the data directory and ``server.pin``.
+    """
+    app = Flask(__name__, instance_relative_config=True)
+    test_config = dict(test_config or {})
+
+    if "DATA_DIR" in test_config:
+        data_dir = Path(test_config["DATA_DIR"])
+    elif config is not None:
+        data_dir = Path(config.data_dir)
+    else:
+        data_dir = Path(app.instance_path)
+
+    app.config.from_mapping(
+        DATA_DIR=str(data_dir),
+        # Bodies of every endpoint are small JSON objects; anything larger is a mistake or an attack.
+        MAX_CONTENT_LENGTH=64 * 1024,
+        MAX_FORM_MEMORY_SIZE=64 * 1024,
+        SESSION_COOKIE_NAME="tabletop_session",
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        # "Trusted for the evening".
+        PERMANENT_SESSION_LIFETIME=timedelta(hours=12),
+        PIN=None,
+        PIN_ATTEMPTS=5,
+        PIN_WINDOW_S=60.0,
+        SSE_KEEPALIVE_S=15.0,
+        SSE_RETRY_MS=2000,
+        # How often an idle SSE stream wakes to notice shutdown or a gone client.
+        SSE_POLL_S=1.0,
+        SSE_BACKLOG_PAGE=500,
+        JSON_SORT_KEYS=False,
+    )
+    app.config.update(test_config)
+    if not app.config.get("SECRET_KEY"):
+        app.config["SECRET_KEY"] = load_secret_key(data_dir)
+
+    if config is None:
+        from companion.config import Config
+
+        config = Config(data_dir=data_dir)
+    app.config["TABLETOP_CONFIG"] = config
+
+    pin = app.config["PIN"] or config.server_pin
+    generated = pin is None
+    if pin is None:
+        pin = generate_pin()
+    owns = service is None
+    if service is None:
+        service = _build_default_service(config, data_dir)
+    app.extensions["tabletop"] = TableContext(service=service, pin=str(pin), pin_generated=generated, owns_service=owns)
+
+    from web import api, auth, errors, pages, sim
+    from web.security import PinLimiter, csrf_token
+    from web.games import register_game_blueprints
+
+    app.extensions["tabletop_pin_limiter"] = PinLimiter()
+    app.jinja_env.globals["csrf_token"] = csrf_token
+    errors.register(app)
+    app.register_blueprint(pages.bp)
+    app.register_blueprint(auth.bp)
+    app.register_blueprint(api.bp)
+    app.register_blueprint(sim.bp)
+    register_game_blueprints(app)
+    return app
+
+
+def table_context(app: Flask) -> TableContext:
+    """The :class:`TableContext` of an app made by :func:`create_app`."""
+    return app.extensions["tabletop"]

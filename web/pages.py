@@ -1,0 +1,43 @@
+"""The pages people look at: the table (phones) and the table screen (a tablet)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from flask import Blueprint, render_template, request
+from flask.typing import ResponseReturnValue
+
+from web.helpers import current_table
+from web.security import is_trusted
+
+bp = Blueprint("pages", __name__)
+
+GAME_SCRIPTS_DIR = Path(__file__).parent / "static" / "games"
+
+
+def game_scripts() -> list[str]:
+    """Kinds with a UI script ``static/games/<kind>.js`` (others get the built-in fallback)."""
+    if not GAME_SCRIPTS_DIR.is_dir():
+        return []
+    return sorted(p.stem for p in GAME_SCRIPTS_DIR.glob("*.js"))
+
+
+def _may_see_pin() -> bool:
+    # The screen shows the PIN to the table: on the Pi itself (loopback) or on a
+    # device that already entered it (the tablet, once). A stranger on the Wi-Fi
+    # opening /screen must not learn it.
+    return is_trusted() or (request.remote_addr or "") in ("127.0.0.1", "::1")
+
+
+@bp.get("/")
+def table() -> ResponseReturnValue:
+    """Players, seats, pads, the running game and starting a new one."""
+    return render_template("table.html", game_scripts=game_scripts(), trusted=is_trusted())
+
+
+@bp.get("/screen")
+def screen() -> ResponseReturnValue:
+    """The big live view for a tablet in the middle of the table."""
+    table_ctx = current_table()
+    pin = table_ctx.pin if _may_see_pin() else None
+    return render_template("screen.html", game_scripts=game_scripts(), pin=pin, trusted=is_trusted())

@@ -1,0 +1,68 @@
+"""Simulated pads: the /pads page and ``POST /api/sim/hit``.
+
+A simulated hit stands in for a slap on real hardware, and anyone at the
+table can slap a real pad, so hits need no PIN. They still need the session's
+CSRF token, so another web site cannot slap for you.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, jsonify, render_template
+from flask.typing import ResponseReturnValue
+
+from companion.errors import InputError
+from hardware.hits import HitKind
+from hardware.sim import SimulatedPads
+from web.helpers import ApiError, check_keys, current_service, json_object
+from web.security import csrf_protect
+
+bp = Blueprint("sim", __name__)
+
+
+@bp.get("/pads")
+def pads_page() -> ResponseReturnValue:
+    """One big pad per pad of the source: tap to slap, a light-touch strip, keys 1-8."""
+    source = current_service().source
+    return render_template("pads.html", simulated=isinstance(source, SimulatedPads), source_name=source.name)
+
+
+def _hit_args(body: dict[str, Any], pad_count: int) -> dict[str, Any]:
+    """Checked arguments for SimulatedPads.inject, or InputError naming the field."""
+    check_keys(body, {"pad", "kind", "strength", "at_us"})
+    if "pad" not in body:
+        raise InputError(f"'pad' is missing; send {{\"pad\": 1}} (pads are numbered 1 to {pad_count})")
+    pad = body["pad"]
+    if isinstance(pad, bool) or not isinstance(pad, int) or not 1 <= pad <= pad_count:
+        raise InputError(f"'pad' must be a whole number from 1 to {pad_count}, got {pad!r}")
+    kind = body.get("kind", "slap")
+    valid_kinds = [k.value for k in HitKind]
+    if kind not in valid_kinds:
+        raise InputError(f"'kind' must be one of {', '.join(valid_kinds)}, got {kind!r}")
+    strength = body.get("strength")
+    if strength is not None:
+        if isinstance(strength, bool) or not isinstance(strength, (int, float)) or not 0.0 <= strength <= 1.0:
+            raise InputError(f"'strength' must be a number from 0.0 to 1.0 (or null), got {strength!r}")
+        strength = float(strength)
+    at_us = body.get("at_us")
+    if at_us is not None:
+        if isinstance(at_us, bool) or not isinstance(at_us, int) or not 0 <= at_us < 2**62:
+            raise InputError(f"'at_us' must be whole microseconds on the pads' clock (from 0), got {at_us!r}")
+    return {"pad": pad, "kind": kind, "strength": strength, "at_us": at_us}
+
+
+@bp.post("/api/sim/hit")
+@csrf_protect
+def sim_hit() -> ResponseReturnValue:
+    """Inject one hit into the simulated pads, exactly as a slap on a pad would arrive."""
+    source = current_service().source
+    if not isinstance(source, SimulatedPads):
+        raise ApiError(
+            409,
+            f"the pads are real hardware ({source.name}), so hits cannot be simulated; start with --pads sim",
+        )
+    args = _hit_args(json_object(), source.pad_count)
+    hit = source.inject(args["pad"], args["kind"], args["strength"], args["at_us"])
+    # 202: the hit is on the table loop's queue; its "hit" event follows on /api/events.
+    return jsonify(queued=True, hit=hit.to_dict()), 202

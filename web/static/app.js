@@ -1,0 +1,203 @@
+/* Shared client for every page: live stream, commands, toasts, game UIs.
+ *
+ * Tabletop.live(onState, onLog)   open /api/events (EventSource) with automatic
+ *                                 reconnect; shows the status in #conn.
+ * Tabletop.api.command(name, args) POST /api/command with the CSRF header;
+ *                                 resolves to {seq, events}; shows the server's
+ *                                 error message as a toast and rejects.
+ * Tabletop.api.post(url, body)    the same for any JSON POST.
+ * Tabletop.renderGame(el, state, mode)  mode "phone" or "screen": calls
+ *                                 window.TabletopGames[kind][mode], loading
+ *                                 /static/games/<kind>.js on first use, with a
+ *                                 key/value fallback for kinds without a UI.
+ */
+(function () {
+  "use strict";
+
+  window.TabletopGames = window.TabletopGames || {};
+
+  function meta(name) {
+    var el = document.querySelector('meta[name="' + name + '"]');
+    return el ? el.getAttribute("content") : "";
+  }
+
+  function toast(message, kind) {
+    var box = document.getElementById("toasts");
+    if (!box) { return; }
+    var t = document.createElement("div");
+    t.className = "toast " + (kind || "error");
+    t.textContent = message;
+    box.appendChild(t);
+    setTimeout(function () { t.remove(); }, kind === "info" ? 2500 : 6000);
+  }
+
+  function post(url, body) {
+    return fetch(url, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": meta("csrf-token") },
+      body: JSON.stringify(body || {})
+    }).then(function (response) {
+      return response.json().catch(function () { return {}; }).then(function (data) {
+        if (!response.ok) {
+          var message = data.error || ("request failed (" + response.status + ")");
+          toast(message, "error");
+          if (response.status === 403 && /PIN/.test(message)) {
+            showPinLink();
+          }
+          var err = new Error(message);
+          err.status = response.status;
+          err.data = data;
+          throw err;
+        }
+        return data;
+      });
+    }, function (networkError) {
+      toast("the table cannot be reached: " + networkError.message, "error");
+      throw networkError;
+    });
+  }
+
+  function showPinLink() {
+    var trust = document.getElementById("trust");
+    if (trust) { trust.classList.add("flash"); }
+  }
+
+  var api = {
+    command: function (name, args) { return post("/api/command", { name: name, args: args || {} }); },
+    post: post,
+    toast: toast
+  };
+
+  /* ---- live stream ------------------------------------------------------ */
+  function setStatus(text, cls) {
+    var el = document.getElementById("conn");
+    if (!el) { return; }
+    el.textContent = text;
+    el.className = "conn " + cls;
+  }
+
+  function live(onState, onLog) {
+    var lastId = null;
+    var source = null;
+    var retryTimer = null;
+
+    function open() {
+      // EventSource sends Last-Event-ID itself when it reconnects; after a hard
+      // failure (closed stream) we open a new one and pass ?after= instead.
+      var url = "/api/events" + (lastId !== null ? "?after=" + encodeURIComponent(lastId) : "");
+      source = new EventSource(url);
+      setStatus("connecting…", "conn-connecting");
+      source.onopen = function () { setStatus("live", "conn-live"); };
+      source.addEventListener("state", function (e) {
+        setStatus("live", "conn-live");
+        try { onState(JSON.parse(e.data)); } catch (err) { console.error(err); }
+      });
+      source.addEventListener("log", function (e) {
+        if (e.lastEventId) { lastId = e.lastEventId; }
+        if (onLog) {
+          try { onLog(JSON.parse(e.data)); } catch (err) { console.error(err); }
+        }
+      });
+      source.onerror = function () {
+        if (source.readyState === EventSource.CLOSED) {
+          setStatus("offline – retrying", "conn-offline");
+          clearTimeout(retryTimer);
+          retryTimer = setTimeout(open, 3000);
+        } else {
+          setStatus("reconnecting…", "conn-connecting");
+        }
+      };
+    }
+    open();
+    return { close: function () { clearTimeout(retryTimer); if (source) { source.close(); } } };
+  }
+
+  /* ---- game UIs --------------------------------------------------------- */
+  var loading = {};
+
+  function loadGameScript(kind, done) {
+    var known = (meta("game-scripts") || "").split(",").filter(Boolean);
+    if (known.indexOf(kind) < 0) { done(false); return; }
+    if (loading[kind]) { loading[kind].push(done); return; }
+    loading[kind] = [done];
+    var s = document.createElement("script");
+    s.src = "/static/games/" + encodeURIComponent(kind) + ".js";
+    s.onload = function () { loading[kind].forEach(function (f) { f(true); }); loading[kind] = null; };
+    s.onerror = function () { loading[kind].forEach(function (f) { f(false); }); };
+    document.head.appendChild(s);
+  }
+
+  function fallback(el, state) {
+    // Shows the game's public view as key/values, so a game without its own UI is still usable.
+    var game = state.game;
+    el.innerHTML = "";
+    var dl = document.createElement("dl");
+    dl.className = "kv";
+    var view = game.view || {};
+    Object.keys(view).forEach(function (key) {
+      var dt = document.createElement("dt");
+      dt.textContent = key;
+      var dd = document.createElement("dd");
+      var v = view[key];
+      dd.textContent = typeof v === "object" ? JSON.stringify(v) : String(v);
+      dl.appendChild(dt);
+      dl.appendChild(dd);
+    });
+    el.appendChild(dl);
+    if (game.outcome) {
+      var p = document.createElement("p");
+      p.className = "outcome";
+      p.textContent = "Game over: " + JSON.stringify(game.outcome);
+      el.appendChild(p);
+    }
+  }
+
+  function renderGame(el, state, mode) {
+    if (!el) { return; }
+    var game = state.game;
+    if (!game) { el.innerHTML = ""; el.removeAttribute("data-kind"); return; }
+    el.setAttribute("data-kind", game.kind);
+    var ui = window.TabletopGames[game.kind];
+    if (ui && typeof ui[mode] === "function") {
+      try {
+        if (mode === "phone") { ui.phone(el, state, api); } else { ui.screen(el, state); }
+      } catch (err) {
+        console.error(err);
+        fallback(el, state);
+      }
+      return;
+    }
+    if (ui) { fallback(el, state); return; }
+    loadGameScript(game.kind, function (ok) {
+      if (ok && window.TabletopGames[game.kind]) {
+        renderGame(el, Tabletop.latestState || state, mode);
+      } else {
+        window.TabletopGames[game.kind] = window.TabletopGames[game.kind] || {};
+        fallback(el, Tabletop.latestState || state);
+      }
+    });
+  }
+
+  function playerName(state, id) {
+    var p = (state.players || []).filter(function (x) { return x.id === id; })[0];
+    return p ? p.name : "?";
+  }
+
+  function el(tag, attrs, text) {
+    var e = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) { e.setAttribute(k, attrs[k]); });
+    if (text !== undefined) { e.textContent = text; }
+    return e;
+  }
+
+  window.Tabletop = {
+    api: api,
+    live: live,
+    renderGame: renderGame,
+    toast: toast,
+    playerName: playerName,
+    el: el,
+    latestState: null
+  };
+})();

@@ -1,0 +1,47 @@
+/* The table screen: big, live, readable from across the table. */
+(function () {
+  "use strict";
+  var T = window.Tabletop;
+  var lastKey = "";
+
+  function describeHit(state, hit) {
+    var who = hit.player !== null && hit.player !== undefined ? T.playerName(state, hit.player) : "nobody";
+    return "Pad " + hit.pad + " · " + who + " · " + hit.kind;
+  }
+
+  function render(state) {
+    T.latestState = state;
+    var game = state.game;
+    document.getElementById("screen-title").textContent = game ? game.title : "Tabletop";
+    T.renderGame(document.getElementById("screen-game"), state, "screen");
+
+    var hits = state.recent_hits || [];
+    var last = hits.length ? hits[hits.length - 1] : null;
+    var lastEl = document.getElementById("last-hit");
+    if (last) {
+      lastEl.textContent = describeHit(state, last);
+      lastEl.setAttribute("data-pad", last.pad);
+      lastEl.setAttribute("data-at-us", last.at_us);
+      var key = last.pad + "@" + last.at_us;
+      if (key !== lastKey) {
+        lastKey = key;
+        lastEl.classList.remove("flash");
+        void lastEl.offsetWidth;  // restart the animation
+        lastEl.classList.add("flash");
+      }
+    }
+
+    var list = document.getElementById("screen-players");
+    list.innerHTML = "";
+    (state.players || []).forEach(function (p) {
+      var li = T.el("li", { "data-player": p.id });
+      li.style.borderColor = p.colour;
+      li.appendChild(T.el("span", { "class": "name" }, p.name));
+      li.appendChild(T.el("span", { "class": "pad" }, p.pad ? "pad " + p.pad : "no pad"));
+      if (last && last.player === p.id) { li.classList.add("hit"); }
+      list.appendChild(li);
+    });
+  }
+
+  T.live(render);
+})();
