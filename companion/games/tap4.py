@@ -210,11 +210,18 @@ class Tap4(Game):
 
     # ----- evolve ---------------------------------------------------------
     def evolve(self, event: Event) -> None:
+        """Fold one sheet event. A fold that would not add up (a redo of a round that was since
+        re-entered, an edit of a round no longer on the sheet, a round after the game ended) raises
+        RuleError before changing anything, so the table refuses that undo/redo."""
         data = event.data
         if event.type == "round_entered":
+            if data["round"] != len(self._rounds) + 1:
+                raise RuleError(f"round {data['round']} cannot follow round {len(self._rounds)} on the sheet")
+            if self.over:
+                raise RuleError(f"round {data['round']} cannot be added: the game ended before it")
             self._rounds.append(
                 {
-                    "round": len(self._rounds) + 1,
+                    "round": data["round"],
                     "starter": data["starter"],
                     "dealer": data["dealer"],
                     "entries": data["entries"],
@@ -226,11 +233,17 @@ class Tap4(Game):
         elif event.type == "round_edited":
             idx = data["round"] - 1
             if not 0 <= idx < len(self._rounds):
-                return  # cannot happen while only the latest change is undoable; tolerate old logs
+                raise RuleError(f"round {data['round']} is not on the sheet, so its correction cannot apply")
+            trial = [*self._rounds[:idx], {**self._rounds[idx], "entries": data["entries"]}, *self._rounds[idx + 1:]]
+            ends = self._ending_round(trial)
+            if ends is not None and ends < len(trial):
+                raise RuleError(f"the correction of round {data['round']} would end the game before later rounds")
             rnd = self._rounds[idx]
             rnd.update(entries=data["entries"], edits=rnd["edits"] + 1, edited_by=data.get("by"))
         elif event.type == "starter_chosen":
-            self._first = data["player"]
+            if self._rounds:
+                raise RuleError("the first starter cannot change once round 1 is on the sheet")
+            self._first = self.player(data["player"]).id
         else:
             return
         self._last_change = data.get("change", self._last_change + 1)

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import csv
 import io
+import logging
 from typing import Any, Iterable, Mapping, Sequence
 
 from companion.games.base import Event, Player
 from companion.games.tap4 import ROUND_EVENTS, Tap4
+
+log = logging.getLogger(__name__)
 
 
 def _effective(events: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -57,7 +60,10 @@ def rebuild(players: Sequence[Player], settings: Mapping[str, Any], events: Iter
     game = Tap4(players, settings)
     for e in _effective(events):
         if e.get("type") in ROUND_EVENTS:
-            game.evolve(Event(e["type"], dict(e["data"])))
+            try:
+                game.evolve(Event(e["type"], dict(e["data"])))
+            except (ValueError, LookupError):
+                log.warning("Tap 4 event %s (%s) does not fit the sheet; skipped", e.get("seq"), e.get("type"))
     return game
 
 
