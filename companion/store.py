@@ -182,9 +182,14 @@ class EventStore:
                 self.migrations[target - 1](conn)
                 conn.execute(f"PRAGMA user_version={target:d}")
                 conn.execute("COMMIT")
-            except BaseException:
+            except Exception as exc:
                 conn.execute("ROLLBACK")
-                raise
+                conn.close()
+                # DDL is transactional in SQLite: the file is still at the previous version.
+                raise StoreError(
+                    f"migrating the event log {self.path} from schema {target - 1} to {target} failed ({exc!r}); "
+                    f"it was left at schema {target - 1}"
+                ) from None
 
     def _query_last_seq(self) -> int:
         row = self._conn.execute("SELECT max(seq) FROM events").fetchone()
