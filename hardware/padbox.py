@@ -1,0 +1,451 @@
+"""The serial pad box as a PadSource: pyserial transport around the I/O-free protocol.
+
+One reader thread owns the port. It opens a candidate port (opening resets
+an Arduino, so it asks for HELLO and waits for it), feeds every byte to
+:class:`hardware.protocol.PadBoxProtocol`, turns hits into :class:`PadHit`
+values and survives everything else: a pulled cable is reported as
+``disconnected`` and the thread keeps searching (``hardware.ports``) until a
+box answers HELLO again, under whatever name it came back.
+
+Clock: source time = the box's unwrapped microsecond clock + ``offset_us``.
+The offset is chosen at each new box session (first connect, reset,
+reconnect) so that the source clock continues from where it was and never
+goes backwards. ``now_us()`` is the latest device time seen plus the host's
+monotonic time since that line arrived.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from typing import Any, ClassVar
+
+import serial
+
+from companion.errors import InputError, PadSourceError
+from hardware import ports
+from hardware import protocol as p
+from hardware.hits import HitKind, PadHit
+from hardware.source import PadSource
+
+log = logging.getLogger(__name__)
+
+#: How long to wait for the reply to a command (SAVE writes EEPROM: longer).
+COMMAND_TIMEOUT_S = 1.0
+SAVE_TIMEOUT_S = 2.5
+#: Refusals logged per reason before the log goes quiet (counters keep counting).
+LOGGED_REFUSALS = 5
+
+
+class SerialPadBox(PadSource):
+    """Pads on a pad box (Arduino Nano class, or ``tabletop emulate``) over USB serial.
+
+    Args:
+        port: device path or pyserial URL (``/dev/ttyUSB0``, ``loop://``); None searches.
+        baud: 250000 per firmware/PROTOCOL.md.
+        hello_timeout_s: how long a freshly opened port may take to say HELLO.
+        pad_count: expected pads; None takes the count from the box's HELLO.
+        sink: queue hits and notices go to (default: a new one).
+        silence_timeout_s: no line for this long is reported (heartbeats are every 0.5 s).
+        retry_s: pause between searches while no box answers.
+    """
+
+    name: ClassVar[str] = "serial"
+    supports_levels: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        port: str | None = None,
+        baud: int = p.BAUD,
+        hello_timeout_s: float = 5.0,
+        pad_count: int | None = None,
+        sink: "queue.Queue[Any] | None" = None,
+        *,
+        silence_timeout_s: float = 2.0,
+        retry_s: float = 1.0,
+    ) -> None:
+        super().__init__(pad_count or p.MAX_PADS, 1, sink)
+        self.port = port
+        self.baud = baud
+        self.hello_timeout_s = hello_timeout_s
+        self.expected_pads = pad_count
+        self.silence_timeout_s = silence_timeout_s
+        self.retry_s = retry_s
+        self.protocol = p.PadBoxProtocol()
+        self.serial: serial.SerialBase | None = None
+        self.hello: p.Hello | None = None
+        self.connected_port: str | None = None
+        self.offset_us = 0
+        self.error: str | None = None
+        self.reconnects = 0
+        self.streaming = False
+        self._last_port: str | None = None
+        self._stop = threading.Event()
+        self._connected = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._state = threading.Lock()
+        self._command_lock = threading.Lock()
+        self._replies: "queue.Queue[p.Event]" = queue.Queue()
+        # Clock: (source time, host monotonic ns) of the latest device-time reference.
+        self._ref_us = 0
+        self._ref_ns = time.monotonic_ns()
+        self._now_floor = 0
+        self._last_hit_us: int | None = None
+        self._last_line_ns = 0
+        self._silence_reported = False
+        self._levels: dict[str, Any] = {}
+        self._totals: dict[str, int] = {}
+        self._logged: dict[str, int] = {}
+
+    # ------------------------------------------------------------ PadSource
+
+    def now_us(self) -> int:
+        """Latest device time seen (source clock) plus host time since it arrived; never goes back."""
+        with self._state:
+            now = self._ref_us + (time.monotonic_ns() - self._ref_ns) // 1000
+            self._now_floor = max(self._now_floor, now)
+            return self._now_floor
+
+    def start(self) -> None:
+        """Start the reader thread; it connects in the background (see ``wait_connected``)."""
+        if self._thread is not None:
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="serial-padbox", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop reading and close the port. Safe to call twice."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+        self._close()
+
+    def wait_connected(self, timeout: float) -> bool:
+        """Block until a box has said HELLO (True) or ``timeout`` seconds pass (False)."""
+        return self._connected.wait(timeout)
+
+    @property
+    def connected(self) -> bool:
+        """Whether a box is connected and has said HELLO."""
+        return self._connected.is_set()
+
+    def status(self) -> dict[str, Any]:
+        """Port, firmware, connection and the protocol's counters (summed over connections)."""
+        base = super().status()
+        hello = self.hello
+        with self._state:
+            counters = {k: self._totals.get(k, 0) + v for k, v in self.protocol.counters.items()}
+        base.update(
+            {
+                "port": self.connected_port or self.port,
+                "configured_port": self.port,
+                "baud": self.baud,
+                "connected": self.connected,
+                "firmware": hello.firmware if hello else None,
+                "protocol": hello.proto if hello else None,
+                "mode": hello.mode if hello else None,
+                "box_pads": hello.pads if hello else None,
+                "offset_us": self.offset_us,
+                "reconnects": self.reconnects,
+                "streaming": self.streaming,
+                "error": self.error,
+                "counters": counters,
+            }
+        )
+        return base
+
+    # ------------------------------------------------------------ calibration
+
+    def set_threshold(self, pad: int, slap: int, touch: int | None = None) -> None:
+        """Set a pad's slap (and touch) threshold on the box, effective at once."""
+        self.set_param(pad, "slap", slap)
+        if touch is not None:
+            self.set_param(pad, "touch", touch)
+
+    def set_param(self, pad: int, name: str, value: int) -> None:
+        """Set one per-pad parameter (firmware/PROTOCOL.md, SET). Raises InputError / PadSourceError."""
+        if isinstance(pad, bool) or not isinstance(pad, int) or not 1 <= pad <= self.pad_count:
+            raise InputError(f"pad must be a whole number from 1 to {self.pad_count}, got {pad!r}")
+        p.check_param(name, value)
+        self._command(p.encode_set(pad, name, value), f"SET {pad} {name} {value}")
+
+    def save(self) -> None:
+        """Keep the current settings in the box's EEPROM."""
+        self._command(p.encode_save(), "SAVE", timeout=SAVE_TIMEOUT_S)
+
+    def restore_defaults(self) -> None:
+        """Factory settings on the box (not saved until ``save``)."""
+        self._command(p.encode_defaults(), "DEFAULTS")
+
+    def stream_levels(self, on: bool) -> None:
+        """Start or stop live level streaming (LVL lines every 50 ms)."""
+        self._command(p.encode_stream(on), f"STREAM {1 if on else 0}")
+        self.streaming = bool(on)
+
+    def read_config(self) -> dict[int, dict[str, int]]:
+        """Every pad's settings as the box reports them (CFG)."""
+        lines = self._command(p.encode_cfg(), "CFG")
+        return {ev.pad: dict(ev.settings) for ev in lines if isinstance(ev, p.PadConfig)}
+
+    def latest_levels(self) -> dict[str, Any]:
+        """The latest LVL line: ``{"at_us", "levels", "peaks"}`` (lists, pad 1 first), or {}."""
+        with self._state:
+            return dict(self._levels)
+
+    def _command(self, wire: bytes, echo: str, timeout: float = COMMAND_TIMEOUT_S) -> list[p.Event]:
+        """Send one command and wait for its OK; returns the reply events before it."""
+        word = echo.split(" ")[0]
+        with self._command_lock:
+            port = self.serial
+            if port is None or not self.connected:
+                raise PadSourceError(f"no pad box connected ({self.error or 'still searching'}); cannot send {word}")
+            while not self._replies.empty():
+                self._replies.get_nowait()
+            try:
+                port.write(wire)
+            except (serial.SerialException, OSError) as exc:
+                raise PadSourceError(f"writing {word} to the pad box on {self.connected_port} failed: {exc}") from exc
+            collected: list[p.Event] = []
+            deadline = time.monotonic() + timeout
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise PadSourceError(f"the pad box did not answer {word} within {timeout:g} s")
+                try:
+                    ev = self._replies.get(timeout=left)
+                except queue.Empty:
+                    continue
+                if isinstance(ev, p.Ok) and ev.command == echo:
+                    return collected
+                if isinstance(ev, p.Err) and ev.command in (word, "-"):
+                    raise PadSourceError(f"the pad box refused {echo!r}: {ev.code} (see firmware/PROTOCOL.md)")
+                collected.append(ev)
+
+    # ------------------------------------------------------------ reader thread
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                if self.serial is None:
+                    if not self._connect():
+                        self._stop.wait(self.retry_s)
+                    continue
+                self._read_once()
+            except Exception as exc:  # the thread must survive anything and keep trying
+                self._lost(f"pad box error on {self.connected_port}: {exc}")
+
+    def _open(self, device: str) -> serial.SerialBase | None:
+        try:
+            return serial.serial_for_url(device, baudrate=self.baud, timeout=0.05, write_timeout=1.0)
+        except (serial.SerialException, OSError, ValueError) as exc:
+            log.debug("cannot open %s: %s", device, exc)
+            return None
+
+    def _connect(self) -> bool:
+        """Try each candidate port until one says HELLO. True when connected."""
+        candidates = ports.candidate_ports(self.port, self._last_port)
+        if not candidates:
+            self._report_error("no serial port found: plug in the pad box, or set serial.port / --port")
+            return False
+        problems: list[str] = []
+        for device in candidates:
+            if self._stop.is_set():
+                return False
+            port = self._open(device)
+            if port is None:
+                problems.append(f"{device}: cannot open")
+                continue
+            problem = self._await_hello(port, device)
+            if problem is None:
+                return True
+            problems.append(problem)
+            try:
+                port.close()
+            except Exception:
+                pass
+        self._report_error("no pad box answered: " + "; ".join(problems))
+        return False
+
+    def _await_hello(self, port: serial.SerialBase, device: str) -> str | None:
+        """Ask for HELLO (repeatedly: the board may be rebooting) until one arrives or time is up."""
+        with self._state:
+            self._bank_counters()
+            self.protocol.reset()
+        self.serial = port
+        deadline = time.monotonic() + self.hello_timeout_s
+        next_ask = 0.0
+        received = 0
+        while not self._stop.is_set() and time.monotonic() < deadline:
+            try:
+                if time.monotonic() >= next_ask:
+                    port.write(p.encode_hello())
+                    next_ask = time.monotonic() + 1.0
+                data = port.read(max(1, port.in_waiting))
+            except (serial.SerialException, OSError) as exc:
+                self.serial = None
+                return f"{device}: {exc}"
+            received += len(data)
+            if data:
+                self._handle(data, device)
+            if self.connected:
+                return None
+        self.serial = None
+        counts = {k: v for k, v in self.protocol.counters.items() if k in p.REFUSAL_REASONS and v}
+        hint = ""
+        if counts.get("crc") or counts.get("frame"):
+            hint = f"; garbled lines suggest a wrong baud rate (the box must run at {p.BAUD})"
+        elif counts.get("version"):
+            hint = "; the box speaks another protocol version: update the firmware or tabletop"
+        elif counts.get("nohello"):
+            hint = "; it sends lines but never HELLO: reflash the firmware"
+        return (
+            f"{device}: no HELLO within {self.hello_timeout_s:g} s "
+            f"({received} bytes, refused lines {counts or 'none'}){hint}"
+        )
+
+    def _read_once(self) -> None:
+        port = self.serial
+        assert port is not None
+        try:
+            data = port.read(max(1, port.in_waiting))
+        except (serial.SerialException, OSError) as exc:
+            self._lost(f"pad box on {self.connected_port} disconnected ({exc})")
+            return
+        if data:
+            self._handle(data, self.connected_port or "?")
+        silent_s = (time.monotonic_ns() - self._last_line_ns) / 1e9
+        if silent_s > self.silence_timeout_s + self.hello_timeout_s:
+            self._lost(f"pad box on {self.connected_port} silent for {silent_s:.1f} s; reopening the port")
+        elif silent_s > self.silence_timeout_s and not self._silence_reported:
+            self._silence_reported = True
+            self.notify("error", f"pad box on {self.connected_port} silent for {silent_s:.1f} s (no heartbeat); asking for HELLO")
+            try:
+                port.write(p.encode_hello())
+            except (serial.SerialException, OSError):
+                pass
+
+    def _handle(self, data: bytes, device: str) -> None:
+        for ev in self.protocol.data_received(data):
+            if isinstance(ev, p.Refused):
+                self._log_refusal(ev)
+                continue
+            if isinstance(ev, p.Dropped):
+                self.notify("dropped", f"{ev.count} line(s) from the pad box lost before seq {ev.seq}", count=ev.count)
+                continue
+            self._last_line_ns = time.monotonic_ns()
+            if self._silence_reported:
+                self._silence_reported = False
+                self.notify("info", f"pad box on {device} talking again")
+            if isinstance(ev, p.Hello):
+                self._on_hello(ev, device)
+            elif isinstance(ev, p.Hit):
+                self._on_hit(ev)
+            elif isinstance(ev, (p.Heartbeat, p.Levels)):
+                self._reference(ev.device_us)
+                if isinstance(ev, p.Levels):
+                    with self._state:
+                        self._levels = {
+                            "at_us": self.offset_us + ev.device_us,
+                            "levels": list(ev.levels),
+                            "peaks": list(ev.peaks),
+                        }
+            else:  # OK / ERR / CFG: replies for the command waiting in _command
+                self._replies.put(ev)
+
+    def _reference(self, device_us: int) -> None:
+        """A line sent at ``device_us`` arrived now: re-anchor ``now_us``."""
+        with self._state:
+            self._ref_us = self.offset_us + device_us
+            self._ref_ns = time.monotonic_ns()
+
+    def _on_hello(self, hello: p.Hello, device: str) -> None:
+        if hello.new_session:
+            # Continue the source clock from where it was (time passes while unplugged), never backwards.
+            floor = self.now_us()
+            if self._last_hit_us is not None:
+                floor = max(floor, self._last_hit_us + 1)
+            self.offset_us = floor - hello.device_us
+        self._reference(hello.device_us)
+        self.hello = hello
+        self.resolution_us = hello.resolution_us
+        if self.expected_pads is None:
+            self.pad_count = hello.pads
+        elif hello.pads != self.expected_pads:
+            self.notify(
+                "error",
+                f"pad box on {device} has {hello.pads} pads but {self.expected_pads} are configured; "
+                f"hits on pads above {self.expected_pads} are ignored",
+            )
+        if not self.connected:
+            was = self._last_port
+            self.connected_port = device
+            self._last_port = device
+            self.error = None
+            self._connected.set()
+            if was is not None:
+                self.reconnects += 1
+            moved = f" (was {was})" if was and was != device else ""
+            self.notify(
+                "connected",
+                f"pad box on {device}{moved}: firmware {hello.firmware}, {hello.pads} {hello.mode} pads, "
+                f"resolution {hello.resolution_us} us",
+                port=device,
+                firmware=hello.firmware,
+                pads=hello.pads,
+            )
+        elif hello.new_session:
+            self.notify("info", f"pad box on {device} restarted (firmware {hello.firmware}); clock re-based")
+
+    def _on_hit(self, hit: p.Hit) -> None:
+        at_us = self.offset_us + hit.device_us
+        self._last_hit_us = at_us if self._last_hit_us is None else max(self._last_hit_us, at_us)
+        self.emit(
+            PadHit(
+                pad=hit.pad,
+                at_us=at_us,
+                kind=HitKind.SLAP if hit.kind == "S" else HitKind.TOUCH,
+                strength=hit.peak / p.PEAK_MAX,
+                resolution_us=self.resolution_us,
+            )
+        )
+
+    def _log_refusal(self, ev: p.Refused) -> None:
+        n = self._logged.get(ev.reason, 0) + 1
+        self._logged[ev.reason] = n
+        if n <= LOGGED_REFUSALS:
+            quiet = " (further ones only counted)" if n == LOGGED_REFUSALS else ""
+            log.warning("pad box line refused, %s: %s: %r%s", ev.reason, ev.detail, ev.line[:80], quiet)
+
+    def _report_error(self, message: str) -> None:
+        if message != self.error:
+            self.error = message
+            self.notify("error", message)
+
+    def _bank_counters(self) -> None:
+        """Keep the counts of the previous connection before the protocol is reset."""
+        for k, v in self.protocol.counters.items():
+            self._totals[k] = self._totals.get(k, 0) + v
+            self.protocol.counters[k] = 0
+
+    def _lost(self, message: str) -> None:
+        was_connected = self.connected
+        self._connected.clear()
+        self._close()
+        self.streaming = False
+        if was_connected:
+            self.error = message
+            self.notify("disconnected", message, port=self.connected_port)
+        else:
+            self._report_error(message)
+
+    def _close(self) -> None:
+        port, self.serial = self.serial, None
+        if port is not None:
+            try:
+                port.close()
+            except Exception:
+                pass
