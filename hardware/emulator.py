@@ -28,9 +28,13 @@ import threading
 import time
 import tty
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hardware import ports
 from hardware import protocol as p
+
+if TYPE_CHECKING:
+    from hardware.script import ScriptLine
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +99,7 @@ class PadBoxEmulator:
         self._levels = [0] * pads
         self._peaks = [0] * pads
         self.commands: list[str] = []  # every host line received, for tests
+        self.host_seen = threading.Event()  # set by the first valid host command
         self.lines_sent = 0
         self.lines_skipped = 0  # host not reading and the pty buffer full: seq still used up
 
@@ -205,6 +210,29 @@ class PadBoxEmulator:
         self.hit(pad, kind, peak)
         return kind
 
+    def play(self, script: "list[ScriptLine]", stop: threading.Event | None = None) -> int:
+        """Send a hit script in real time: each hit stamped (box clock) start + its time. Returns hits sent.
+
+        Blocks until done or ``stop`` is set. Strength s becomes peak round(s * 1023);
+        without one, slaps peak at 800 and touches at 120.
+        """
+        stop = stop or self._stop
+        t0_box = self.now_us()
+        t0 = time.monotonic()
+        sent = 0
+        for line in sorted(script, key=lambda ln: (ln.at_us, ln.pad)):
+            delay = t0 + line.at_us / 1e6 - time.monotonic()
+            if delay > 0 and stop.wait(delay):
+                break
+            if line.pad > self.pads:
+                log.warning("emulator: script line %d: pad %d, box has %d pads; skipped", line.line, line.pad, self.pads)
+                continue
+            kind = "S" if line.kind.value == "slap" else "T"
+            peak = round(line.strength * p.PEAK_MAX) if line.strength is not None else (800 if kind == "S" else 120)
+            self.hit(line.pad, kind, peak, at_us=t0_box + line.at_us)
+            sent += 1
+        return sent
+
     def send_raw(self, data: bytes) -> None:
         """Write bytes to the host as they are (hostile input, partial lines)."""
         with self._lock:
@@ -298,6 +326,7 @@ class PadBoxEmulator:
         if isinstance(parsed, p.CommandError):
             self._send(parsed.reply())
             return
+        self.host_seen.set()
         if parsed.name == "HELLO":
             if self.say_hello:
                 self._send_hello()
