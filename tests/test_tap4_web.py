@@ -1,0 +1,93 @@
+"""Tap 4 web extras through Flask's test client: chart, CSV, sheet, past games and statistics."""
+
+from __future__ import annotations
+
+import csv
+import io
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+from browser import TEST_PIN, make_service, stop_service
+
+from companion.games.tap4 import Tap4
+from companion.service import TableService
+from web import create_app
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+@pytest.fixture
+def service(tmp_path: Path) -> Iterator[TableService]:
+    svc = make_service(tmp_path / "data", games={"tap4": Tap4})
+    try:
+        yield svc
+    finally:
+        stop_service(svc)
+
+
+@pytest.fixture
+def client(tmp_path: Path, service: TableService) -> Any:
+    app = create_app({"TESTING": True, "DATA_DIR": tmp_path / "data", "PIN": TEST_PIN}, service=service)
+    with app.test_client() as c:
+        yield c
+
+
+def _play(service: TableService) -> tuple[int, list[int]]:
+    ids = [service.submit("add_player", {"name": n})["events"][0]["data"]["id"] for n in ("Ann", "Bob", "Cat")]
+    a, b, c = ids
+    service.submit("start_game", {"kind": "tap4", "settings": {"target": 60}})
+    game_id = service.snapshot()[1]["game"]["game_id"]
+    service.submit("enter_round", {"entries": [{"player": a, "out": True}, {"player": b, "total": 30},
+                                               {"player": c, "cards": {"tap_in": 1, "3": 1}}]})
+    service.submit("enter_round", {"entries": [{"player": a, "total": 10}, {"player": b, "total": 35},
+                                               {"player": c, "out": True}]})
+    return game_id, ids
+
+
+def test_chart_csv_and_sheet_of_a_game(client, service):
+    game_id, (a, b, c) = _play(service)
+    response = client.get(f"/games/tap4/{game_id}/chart.svg")
+    assert response.status_code == 200
+    assert response.mimetype == "image/svg+xml"
+    assert response.headers["Cache-Control"] == "no-store"
+    root = ET.fromstring(response.get_data(as_text=True))
+    assert len(root.findall(f"{SVG}polyline")) == 3
+
+    response = client.get(f"/games/tap4/{game_id}/sheet.csv")
+    assert response.status_code == 200
+    assert "attachment" in response.headers["Content-Disposition"]
+    rows = list(csv.reader(io.StringIO(response.get_data(as_text=True))))
+    assert rows[1] == ["1", "Cat", "Ann", "Ann", "0", "0", "30", "30", "23", "23"]
+    assert rows[3] == ["total", "", "", "", "", "10", "", "65", "", "23"]
+
+    data = client.get(f"/games/tap4/{game_id}/sheet.json").get_json()
+    assert data["outcome"]["winners"] == [a]
+    assert [p["total"] for p in data["view"]["players"]] == [10, 65, 23]
+
+
+def test_summary_lists_games_with_winners_and_player_statistics(client, service):
+    game_id, (a, b, c) = _play(service)
+    service.submit("end_game", {})
+    data = client.get("/games/tap4/summary").get_json()
+    assert data["games"][0]["game_id"] == game_id
+    assert data["games"][0]["winners"] == ["Ann"]
+    assert data["games"][0]["rounds"] == 2
+    stats = {s["name"]: s for s in data["stats"]}
+    assert stats["Ann"]["wins"] == 1 and stats["Ann"]["went_out"] == 1
+    assert stats["Bob"]["worst_round"] == 35 and stats["Bob"]["average_round"] == 32.5
+
+
+@pytest.mark.parametrize("path", ["/games/tap4/999/chart.svg", "/games/tap4/999/sheet.csv", "/games/tap4/999/sheet.json"])
+def test_unknown_game_is_a_404_that_says_so(client, path):
+    response = client.get(path)
+    assert response.status_code == 404
+    assert "no game 999" in response.get_json()["error"]
+
+
+def test_the_ui_script_is_served_and_offered_to_pages(client):
+    response = client.get("/static/games/tap4.js")
+    assert response.status_code == 200
+    assert b"window.TabletopGames.tap4" in response.data
+    assert b'content="tap4' in client.get("/").data or b",tap4" in client.get("/").data
