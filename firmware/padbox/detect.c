@@ -1,0 +1,224 @@
+/*
+ * detect.c - piezo slap detection; see detect.h for the algorithm.
+ *
+ * Written for an 8-bit AVR at 16 MHz: the per-sample path (detect_sample)
+ * must fit in the ~13 us one ADC conversion takes, so it uses only compares,
+ * shifts, adds and 16x16 multiplies; the one division (onset interpolation)
+ * runs once per contact when its scan ends.
+ */
+#include "detect.h"
+
+#include <string.h>
+
+/* The envelope decays in four steps per half-life, each multiplying by
+ * 27/32 (0.84375^4 = 0.507, near enough one half) with shifts only. */
+#define DECAY_STEPS_PER_HALFLIFE 4u
+/* An extrapolated onset reaches back at most this many sample periods. */
+#define MAX_BACK_SAMPLES 4u
+
+static int32_t since(uint32_t t, uint32_t ref) { return (int32_t)(t - ref); }
+
+void detect_default_config(detect_pad_config_t *cfg) {
+    cfg->slap = DETECT_DEFAULT_SLAP;
+    cfg->touch = DETECT_DEFAULT_TOUCH;
+    cfg->scan_us = DETECT_DEFAULT_SCAN_US;
+    cfg->mask_us = DETECT_DEFAULT_MASK_US;
+    cfg->xtalk = DETECT_DEFAULT_XTALK;
+    cfg->xwin_us = DETECT_DEFAULT_XWIN_US;
+}
+
+uint16_t detect_start_threshold(const detect_pad_config_t *cfg) {
+    if (cfg->touch == 0 || cfg->touch >= cfg->slap) return cfg->slap;
+    return cfg->touch;
+}
+
+void detect_reset_state(detect_t *d) {
+    memset(d->st, 0, sizeof d->st);
+    for (uint8_t i = 0; i < DETECT_MAX_PADS; i++) d->st[i].below = 1;
+}
+
+void detect_init(detect_t *d, uint8_t npads) {
+    if (npads < 1) npads = 1;
+    if (npads > DETECT_MAX_PADS) npads = DETECT_MAX_PADS;
+    d->npads = npads;
+    for (uint8_t i = 0; i < DETECT_MAX_PADS; i++) detect_default_config(&d->pad[i]);
+    d->dropped_xtalk = 0;
+    detect_reset_state(d);
+}
+
+/* Remember where the signal crossed the threshold: between the previous
+ * sample and this one, or (when the previous sample was already above it,
+ * a contact on a ringing pad) back along the rising edge. */
+static void crossing_at(detect_crossing_t *c, const detect_pad_state_t *s, uint16_t value,
+                        uint32_t t_us, uint16_t thr) {
+    c->t_us = t_us;
+    c->over = (uint16_t)(value - thr);
+    c->span = 0;
+    c->dt_us = 0;
+    if (s->have_prev && s->prev_value < value) {
+        uint32_t dt = t_us - s->prev_us;
+        if (dt > 0 && dt <= 0xFFFFu) {
+            c->dt_us = (uint16_t)dt;
+            c->span = (uint16_t)(value - s->prev_value);
+        }
+    }
+}
+
+/* The crossing time, on the straight line through the two samples. */
+static uint32_t crossing_time(const detect_crossing_t *c) {
+    if (c->dt_us == 0 || c->span == 0) return c->t_us;
+    uint32_t back = ((uint32_t)c->dt_us * c->over) / c->span;
+    uint32_t limit = (uint32_t)c->dt_us * MAX_BACK_SAMPLES;
+    if (back > limit) back = limit;
+    return c->t_us - back;
+}
+
+static void decay_env(detect_pad_state_t *s, uint32_t t_us) {
+    const uint16_t step = DETECT_DECAY_HALFLIFE_US / DECAY_STEPS_PER_HALFLIFE;
+    /* Normally at most one step per sample; bounded so a long gap cannot spin. */
+    for (uint8_t n = 0; n < 64 && since(t_us, s->step_at_us) >= 0; n++) {
+        s->env = s->env - (s->env >> 3) - (s->env >> 5);
+        s->step_at_us += step;
+    }
+}
+
+uint16_t detect_trigger_level(const detect_t *d, uint8_t pad, uint32_t t_us) {
+    const detect_pad_state_t *s = &d->st[pad];
+    uint16_t thr = detect_start_threshold(&d->pad[pad]);
+    if (s->state == DETECT_SCAN || s->state == DETECT_PENDING) return 0xFFFFu;
+    if (s->state == DETECT_REARM) {
+        if (s->masked && since(t_us, s->onset_us) < (int32_t)d->pad[pad].mask_us) return 0xFFFFu;
+        uint16_t level = s->env + (s->env >> 1);
+        if (level > thr) return level;
+    }
+    return thr;
+}
+
+static void start_contact(detect_pad_state_t *s, uint16_t value, uint32_t t_us, uint16_t thr) {
+    crossing_at(&s->onset, s, value, t_us, thr);
+    s->onset_us = t_us;
+    s->peak = value;
+    s->seg_before = 0;
+    s->seg_peak = 0;
+    s->state = DETECT_SCAN;
+}
+
+void detect_sample(detect_t *d, uint8_t pad, uint16_t value, uint32_t t_us) {
+    if (pad >= d->npads) return;
+    detect_pad_state_t *s = &d->st[pad];
+    const detect_pad_config_t *cfg = &d->pad[pad];
+    uint16_t thr = detect_start_threshold(cfg);
+
+    switch (s->state) {
+    case DETECT_SCAN:
+        if (s->below && value >= thr) {
+            /* A re-rise inside the scan: maybe the real contact after crosstalk. */
+            crossing_at(&s->seg, s, value, t_us, thr);
+            s->seg_before = s->peak;
+            s->seg_peak = value;
+        } else if (value > s->seg_peak) {
+            s->seg_peak = value;
+        }
+        if (value > s->peak) s->peak = value;
+        if (s->seg_before != 0 &&
+            (uint32_t)s->seg_before * 100u < (uint32_t)s->seg_peak * cfg->xtalk) {
+            /* Everything before the re-rise is crosstalk-sized next to it. */
+            s->onset = s->seg;
+            s->onset_us = s->seg.t_us;
+            s->seg_before = 0;
+        }
+        if (since(t_us, s->onset_us) >= (int32_t)cfg->scan_us) {
+            s->onset_us = crossing_time(&s->onset);
+            s->state = DETECT_PENDING;
+        }
+        break;
+    case DETECT_PENDING:
+        break;
+    case DETECT_REARM:
+        decay_env(s, t_us);
+        if (value >= thr && value >= detect_trigger_level(d, pad, t_us)) {
+            start_contact(s, value, t_us, thr);
+        } else if (value > s->env) {
+            s->env = value;
+        }
+        break;
+    default:
+        if (value >= thr) start_contact(s, value, t_us, thr);
+        break;
+    }
+    s->below = value < thr;
+    s->prev_value = value;
+    s->prev_us = t_us;
+    s->have_prev = 1;
+}
+
+/* Another pad's contact within this pad's window that is loud enough to make
+ * this one crosstalk. */
+static uint8_t is_crosstalk(const detect_t *d, uint8_t pad) {
+    const detect_pad_state_t *s = &d->st[pad];
+    const detect_pad_config_t *cfg = &d->pad[pad];
+    if (cfg->xtalk == 0) return 0;
+    for (uint8_t j = 0; j < d->npads; j++) {
+        if (j == pad) continue;
+        const detect_pad_state_t *o = &d->st[j];
+        if (o->state == DETECT_IDLE || o->peak == 0) continue;
+        int32_t gap = since(s->onset_us, o->onset_us);
+        if (gap < 0) gap = -gap;
+        if (gap > (int32_t)cfg->xwin_us) continue;
+        if ((uint32_t)s->peak * 100u < (uint32_t)o->peak * cfg->xtalk) return 1;
+    }
+    return 0;
+}
+
+uint8_t detect_poll(detect_t *d, uint32_t now_us, detect_hit_t *out, uint8_t max) {
+    uint8_t n = 0;
+    uint8_t decided[DETECT_MAX_PADS];
+    uint8_t ndecided = 0;
+    uint16_t max_scan = 0;
+    for (uint8_t i = 0; i < d->npads; i++)
+        if (d->pad[i].scan_us > max_scan) max_scan = d->pad[i].scan_us;
+
+    for (uint8_t i = 0; i < d->npads; i++) {
+        detect_pad_state_t *s = &d->st[i];
+        const detect_pad_config_t *cfg = &d->pad[i];
+        if (s->state == DETECT_SCAN && since(now_us, s->onset_us) >= (int32_t)cfg->scan_us) {
+            s->onset_us = crossing_time(&s->onset);
+            s->state = DETECT_PENDING;
+        }
+        /* Every contact with an onset inside this pad's window has finished
+         * its scan by onset + window + the longest scan. */
+        int32_t wait = (int32_t)(cfg->xtalk ? cfg->xwin_us : 0) + (int32_t)max_scan;
+        if (s->state == DETECT_PENDING && since(now_us, s->onset_us) >= wait) decided[ndecided++] = i;
+    }
+    /* Judge all before changing any state, so the order of pads never matters. */
+    uint8_t drop[DETECT_MAX_PADS];
+    for (uint8_t k = 0; k < ndecided; k++) drop[k] = is_crosstalk(d, decided[k]);
+
+    for (uint8_t k = 0; k < ndecided; k++) {
+        uint8_t i = decided[k];
+        detect_pad_state_t *s = &d->st[i];
+        s->state = DETECT_REARM;
+        s->env = s->peak;
+        s->step_at_us = s->onset_us + DETECT_DECAY_HALFLIFE_US / DECAY_STEPS_PER_HALFLIFE;
+        s->masked = !drop[k];
+        if (drop[k]) {
+            d->dropped_xtalk++;
+            continue;
+        }
+        if (n >= max) continue; /* caller's buffer full: the contact is lost, never garbled */
+        detect_hit_t h;
+        h.pad = i;
+        h.is_slap = s->peak >= d->pad[i].slap;
+        h.peak = s->peak;
+        h.onset_us = s->onset_us;
+        /* Insertion sort by onset: at most 8 entries. */
+        uint8_t pos = n;
+        while (pos > 0 && since(out[pos - 1].onset_us, h.onset_us) > 0) {
+            out[pos] = out[pos - 1];
+            pos--;
+        }
+        out[pos] = h;
+        n++;
+    }
+    return n;
+}

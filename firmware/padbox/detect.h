@@ -1,0 +1,151 @@
+/*
+ * detect.h - piezo slap detection for the pad box, in plain C.
+ *
+ * No Arduino or AVR headers: the same code runs in the sketch and in the host
+ * unit tests (firmware/tests). The caller feeds one ADC sample per pad per
+ * scan, stamped with the device time of its sample-and-hold in microseconds,
+ * and polls once per scan for finished contacts.
+ *
+ * Per pad (the Edrumulus recipe, tuned for a table of slapping hands):
+ *   1. IDLE: a sample at or above the pad's touch threshold (its slap
+ *      threshold when touches are off) starts a contact. The onset is the
+ *      threshold crossing, interpolated between the previous sample and
+ *      this one, never the peak.
+ *   2. SCAN for scan_us after the onset: keep the largest sample (the peak).
+ *      If the signal dips below the threshold and rises again to a peak that
+ *      dwarfs everything before it (the earlier part is below xtalk % of the
+ *      new part), the earlier part was crosstalk from a neighbour and the
+ *      onset moves to the new rise: a player who slaps 0.5 ms after a loud
+ *      neighbour keeps their own onset.
+ *   3. The contact then waits until xwin_us (plus the longest scan of any
+ *      pad) after its onset, so that every pad whose onset lies within the
+ *      crosstalk window has finished its own scan. It is dropped as
+ *      crosstalk if another pad's contact with an onset within xwin_us of it
+ *      has a peak P and this peak < P * xtalk / 100. Otherwise it is
+ *      reported: a slap if its peak reached the slap threshold, else a touch
+ *      (a feint).
+ *   4. MASK: a reported contact masks its pad for mask_us after the onset.
+ *      After that, and right away after a contact dropped as crosstalk, a
+ *      new contact needs a sample at least 1.5 times the pad's recent
+ *      envelope (its running maximum, halved every DETECT_DECAY_HALFLIFE_US).
+ *      Ringing only ever decays, so it never retriggers however long it
+ *      lasts, while a fresh slap on a still-ringing pad rises far above it:
+ *      the player on a pad shaken by a loud neighbour is still heard a
+ *      moment later. The onset of such a contact is extrapolated back along
+ *      its rising edge to the threshold.
+ *
+ * Times are uint32_t microseconds that wrap (every 71.6 minutes); all
+ * comparisons use the signed difference, so the wrap is harmless.
+ */
+#ifndef PADBOX_DETECT_H
+#define PADBOX_DETECT_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DETECT_MAX_PADS 8
+
+/* Defaults (the protocol's suggested values, firmware/PROTOCOL.md), in ADC
+ * counts (0..1023, 4.9 mV a count at the 5 V reference) and microseconds.
+ * At the firmware's scan period for 8 pads (about 116 us, measured in simavr
+ * and reported in HELLO) the times are, in samples of one pad:
+ * scan 2000 us = 17, mask 30000 us = 259, crosstalk window 5000 us = 43,
+ * envelope half-life 10000 us = 86. */
+#define DETECT_DEFAULT_SLAP 200u       /* ~980 mV: a deliberate slap */
+#define DETECT_DEFAULT_TOUCH 60u       /* ~290 mV: well above hum and noise */
+#define DETECT_DEFAULT_SCAN_US 2000u   /* a hand slap peaks 0.5..1.5 ms after contact */
+#define DETECT_DEFAULT_MASK_US 30000ul /* nobody slaps the same pad twice in 30 ms */
+#define DETECT_DEFAULT_XTALK 50u       /* percent of the loud peak */
+#define DETECT_DEFAULT_XWIN_US 5000ul  /* table vibration arrives well within 1 ms */
+/* Not settable: how fast the retrigger envelope decays after a contact. */
+#define DETECT_DECAY_HALFLIFE_US 10000u
+
+/** Settings of one pad: the SET parameters of the wire protocol. */
+typedef struct {
+    uint16_t slap;    /* slap threshold, 1..1023: a peak at or above it is a slap */
+    uint16_t touch;   /* touch threshold, 0..1023: detection starts here;
+                         0 or >= slap turns touches off (detection starts at slap) */
+    uint16_t scan_us; /* 0..20000: peak search after the onset */
+    uint8_t xtalk;    /* 0..100 %: crosstalk ratio, 0 = off */
+    uint32_t mask_us; /* 0..1000000: no new contact on the pad after an onset */
+    uint32_t xwin_us; /* 0..100000: crosstalk window */
+} detect_pad_config_t;
+
+/** One reported contact. */
+typedef struct {
+    uint8_t pad;     /* 0-based here; the wire protocol adds 1 */
+    uint8_t is_slap; /* 1 slap, 0 touch */
+    uint16_t peak;   /* ADC counts 0..1023 */
+    uint32_t onset_us;
+} detect_hit_t;
+
+enum { DETECT_IDLE = 0, DETECT_SCAN, DETECT_PENDING, DETECT_REARM };
+
+/** A threshold crossing near two samples, interpolated only when needed
+ * (a division is too slow to do on every crossing inside the scan loop). */
+typedef struct {
+    uint32_t t_us;  /* time of the first sample at or above the threshold */
+    uint16_t dt_us; /* time since the sample before it (0: no interpolation) */
+    uint16_t over;  /* sample - threshold */
+    uint16_t span;  /* sample - previous sample */
+} detect_crossing_t;
+
+/** Per-pad running state (exposed so the sketch can size it statically). */
+typedef struct {
+    uint8_t state;
+    uint8_t have_prev;
+    uint8_t masked;          /* last contact was reported: the fixed mask applies */
+    uint8_t below;           /* previous sample was below the threshold */
+    uint16_t prev_value;
+    uint32_t prev_us;
+    detect_crossing_t onset; /* onset of the current or last contact */
+    uint32_t onset_us;       /* onset time (interpolated once the scan ends) */
+    uint16_t peak;           /* peak of the current or last contact */
+    detect_crossing_t seg;   /* latest re-rise inside the scan */
+    uint16_t seg_before;     /* peak before that re-rise */
+    uint16_t seg_peak;       /* peak since that re-rise */
+    uint16_t env;            /* decaying envelope after a contact */
+    uint32_t step_at_us;     /* next decay step of env */
+} detect_pad_state_t;
+
+/** The whole detector: settings plus state of every pad. */
+typedef struct {
+    uint8_t npads;
+    detect_pad_config_t pad[DETECT_MAX_PADS];
+    detect_pad_state_t st[DETECT_MAX_PADS];
+    uint16_t dropped_xtalk; /* contacts dropped as crosstalk since init */
+} detect_t;
+
+/** The factory settings of one pad. */
+void detect_default_config(detect_pad_config_t *cfg);
+
+/** The level at which a contact starts on a pad with these settings. */
+uint16_t detect_start_threshold(const detect_pad_config_t *cfg);
+
+/** Factory settings for npads pads (clamped to 1..DETECT_MAX_PADS), no contacts. */
+void detect_init(detect_t *d, uint8_t npads);
+
+/** Forget every contact in progress (after a settings change). */
+void detect_reset_state(detect_t *d);
+
+/** Feed one sample of one pad (0-based), taken at device time t_us. */
+void detect_sample(detect_t *d, uint8_t pad, uint16_t value, uint32_t t_us);
+
+/**
+ * Finish contacts whose scan and crosstalk window are over at now_us; write
+ * up to max of them to out, oldest onset first; return how many. Call at
+ * least once per scan, with now_us no earlier than the last sample time.
+ */
+uint8_t detect_poll(detect_t *d, uint32_t now_us, detect_hit_t *out, uint8_t max);
+
+/** The level a new contact on this pad must reach at t_us (0xFFFF: masked). */
+uint16_t detect_trigger_level(const detect_t *d, uint8_t pad, uint32_t t_us);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

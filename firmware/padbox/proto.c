@@ -1,0 +1,253 @@
+/*
+ * proto.c - the box side of the wire protocol; see proto.h and PROTOCOL.md.
+ */
+#include "proto.h"
+
+#include <string.h>
+
+#ifdef __AVR__
+#include <util/crc16.h>
+#endif
+
+uint16_t proto_crc(const char *data, uint8_t len) {
+    uint16_t crc = 0;
+    for (uint8_t i = 0; i < len; i++) {
+#ifdef __AVR__
+        crc = _crc_xmodem_update(crc, (uint8_t)data[i]);
+#else
+        /* The same arithmetic as avr-libc's documented C equivalent. */
+        crc ^= (uint16_t)((uint8_t)data[i]) << 8;
+        for (uint8_t b = 0; b < 8; b++) crc = (crc & 0x8000u) ? (uint16_t)((crc << 1) ^ 0x1021u) : (uint16_t)(crc << 1);
+#endif
+    }
+    return crc;
+}
+
+static const char HEX[] = "0123456789ABCDEF";
+
+static void put(proto_line_t *l, char c) {
+    /* Keep room for "*CCCC\n": the body may use PROTO_MAX_BODY bytes. */
+    if (l->len >= PROTO_MAX_BODY) {
+        l->overflow = 1;
+        return;
+    }
+    l->buf[l->len++] = c;
+}
+
+void proto_begin_raw(proto_line_t *l, const char *word) {
+    l->len = 0;
+    l->overflow = 0;
+    while (*word) put(l, *word++);
+}
+
+static void put_u32(proto_line_t *l, uint32_t v) {
+    char tmp[10];
+    uint8_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10u);
+        v /= 10u;
+    } while (v);
+    while (n) put(l, tmp[--n]);
+}
+
+void proto_begin(proto_line_t *l, uint16_t seq, const char *type) {
+    l->len = 0;
+    l->overflow = 0;
+    put_u32(l, seq);
+    proto_add_str(l, type);
+}
+
+void proto_add_str(proto_line_t *l, const char *s) {
+    put(l, ' ');
+    while (*s) put(l, *s++);
+}
+
+void proto_add_u32(proto_line_t *l, uint32_t v) {
+    put(l, ' ');
+    put_u32(l, v);
+}
+
+void proto_add_hex3(proto_line_t *l, const uint16_t *v, uint8_t n) {
+    put(l, ' ');
+    for (uint8_t i = 0; i < n; i++) {
+        uint16_t x = v[i] > 0x3FFu ? 0x3FFu : v[i];
+        put(l, HEX[(x >> 8) & 0xF]);
+        put(l, HEX[(x >> 4) & 0xF]);
+        put(l, HEX[x & 0xF]);
+    }
+}
+
+uint8_t proto_finish(proto_line_t *l) {
+    if (l->overflow) return 0;
+    uint16_t crc = proto_crc(l->buf, l->len);
+    l->buf[l->len++] = '*';
+    l->buf[l->len++] = HEX[(crc >> 12) & 0xF];
+    l->buf[l->len++] = HEX[(crc >> 8) & 0xF];
+    l->buf[l->len++] = HEX[(crc >> 4) & 0xF];
+    l->buf[l->len++] = HEX[crc & 0xF];
+    l->buf[l->len++] = '\n';
+    l->buf[l->len] = 0;
+    return l->len;
+}
+
+static const char *const CMD_NAMES[] = {"-", "HELLO", "CFG", "SET", "SAVE", "STREAM", "DEFAULTS"};
+static const char *const PARAM_NAMES[] = {"slap", "touch", "scan", "mask", "xtalk", "xwin"};
+static const char *const ERR_NAMES[] = {"OK",      "LONG", "FRAME", "CRC",   "UNKNOWN",
+                                        "ARGS",    "PAD",  "PARAM", "RANGE", "EEPROM"};
+static const uint32_t PARAM_LO[] = {1, 0, 0, 0, 0, 0};
+static const uint32_t PARAM_HI[] = {1023, 1023, 20000, 1000000ul, 100, 100000ul};
+
+const char *proto_cmd_name(uint8_t kind) { return kind <= PROTO_CMD_DEFAULTS ? CMD_NAMES[kind] : "-"; }
+const char *proto_param_name(uint8_t param) { return param < PROTO_PARAM_COUNT ? PARAM_NAMES[param] : "-"; }
+const char *proto_err_name(uint8_t err) { return err <= PROTO_ERR_EEPROM ? ERR_NAMES[err] : "-"; }
+
+void proto_param_range(uint8_t param, uint32_t *lo, uint32_t *hi) {
+    if (param >= PROTO_PARAM_COUNT) param = 0;
+    *lo = PARAM_LO[param];
+    *hi = PARAM_HI[param];
+}
+
+/* Token i of a body split on single spaces (empty tokens count). */
+typedef struct {
+    const char *p;
+    uint8_t n;
+} token_t;
+
+#define MAX_TOKENS 6
+
+static uint8_t split(const char *body, uint8_t len, token_t *tok) {
+    uint8_t count = 0;
+    uint8_t start = 0;
+    for (uint8_t i = 0; i <= len; i++) {
+        if (i == len || body[i] == ' ') {
+            if (count < MAX_TOKENS) {
+                tok[count].p = body + start;
+                tok[count].n = (uint8_t)(i - start);
+            }
+            count++;
+            start = (uint8_t)(i + 1);
+        }
+    }
+    return count; /* may exceed MAX_TOKENS: then only the count is meaningful */
+}
+
+static uint8_t tok_is(const token_t *t, const char *word) {
+    uint8_t n = (uint8_t)strlen(word);
+    return t->n == n && memcmp(t->p, word, n) == 0;
+}
+
+enum { NUM_BAD = 0, NUM_OK, NUM_HUGE };
+
+/* A canonical unsigned decimal: "0" or a non-zero digit then digits. */
+static uint8_t number(const token_t *t, uint32_t *out) {
+    if (t->n == 0) return NUM_BAD;
+    if (t->p[0] == '0' && t->n > 1) return NUM_BAD;
+    uint32_t v = 0;
+    uint8_t huge = 0;
+    for (uint8_t i = 0; i < t->n; i++) {
+        char c = t->p[i];
+        if (c < '0' || c > '9') return NUM_BAD;
+        uint8_t digit = (uint8_t)(c - '0');
+        if (v > 429496729ul || (v == 429496729ul && digit > 5)) huge = 1;
+        if (!huge) v = v * 10u + digit;
+    }
+    *out = v;
+    return huge ? NUM_HUGE : NUM_OK;
+}
+
+static uint8_t is_upper_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'F'); }
+
+static uint8_t hex_value(char c) { return (uint8_t)(c <= '9' ? c - '0' : c - 'A' + 10); }
+
+uint8_t proto_parse_command(const char *line, uint8_t len, uint8_t npads, proto_cmd_t *cmd) {
+    memset(cmd, 0, sizeof *cmd);
+    if (len > 0 && line[len - 1] == '\r') len--;
+    if (len + 1u > PROTO_MAX_LINE) return PROTO_ERR_LONG;
+    for (uint8_t i = 0; i < len; i++)
+        if ((uint8_t)line[i] < 0x20 || (uint8_t)line[i] > 0x7E) return PROTO_ERR_FRAME;
+    const char *star = memchr(line, '*', len);
+    if (!star) return PROTO_ERR_FRAME;
+    uint8_t body_len = (uint8_t)(star - line);
+    if (len - body_len != 5) return PROTO_ERR_FRAME;
+    uint16_t want = 0;
+    for (uint8_t i = 1; i <= 4; i++) {
+        if (!is_upper_hex(star[i])) return PROTO_ERR_FRAME;
+        want = (uint16_t)((want << 4) | hex_value(star[i]));
+    }
+    if (proto_crc(line, body_len) != want) return PROTO_ERR_CRC;
+
+    token_t tok[MAX_TOKENS];
+    uint8_t ntok = split(line, body_len, tok);
+    for (uint8_t k = PROTO_CMD_HELLO; k <= PROTO_CMD_DEFAULTS; k++)
+        if (tok_is(&tok[0], CMD_NAMES[k])) cmd->kind = k;
+    if (cmd->kind == PROTO_CMD_NONE) return PROTO_ERR_UNKNOWN;
+
+    uint32_t v;
+    switch (cmd->kind) {
+    case PROTO_CMD_SET: {
+        if (ntok != 4) return PROTO_ERR_ARGS;
+        uint32_t pad = 0;
+        uint8_t pad_ok = number(&tok[1], &pad);
+        uint8_t val_ok = number(&tok[3], &v);
+        if (pad_ok == NUM_BAD || val_ok == NUM_BAD) return PROTO_ERR_ARGS;
+        if (pad_ok == NUM_HUGE || pad < 1 || pad > npads) return PROTO_ERR_PAD;
+        cmd->pad = (uint8_t)pad;
+        uint8_t param = PROTO_PARAM_COUNT;
+        for (uint8_t p = 0; p < PROTO_PARAM_COUNT; p++)
+            if (tok_is(&tok[2], PARAM_NAMES[p])) param = p;
+        if (param == PROTO_PARAM_COUNT) return PROTO_ERR_PARAM;
+        cmd->param = param;
+        if (val_ok == NUM_HUGE || v < PARAM_LO[param] || v > PARAM_HI[param]) return PROTO_ERR_RANGE;
+        cmd->value = v;
+        return PROTO_OK;
+    }
+    case PROTO_CMD_STREAM: {
+        if (ntok != 2) return PROTO_ERR_ARGS;
+        uint8_t ok = number(&tok[1], &v);
+        if (ok == NUM_BAD) return PROTO_ERR_ARGS;
+        if (ok == NUM_HUGE || v > 1) return PROTO_ERR_RANGE;
+        cmd->value = v;
+        return PROTO_OK;
+    }
+    default:
+        return ntok == 1 ? PROTO_OK : PROTO_ERR_ARGS;
+    }
+}
+
+void proto_add_cmd_echo(proto_line_t *l, const proto_cmd_t *cmd) {
+    proto_add_str(l, proto_cmd_name(cmd->kind));
+    if (cmd->kind == PROTO_CMD_SET) {
+        proto_add_u32(l, cmd->pad);
+        proto_add_str(l, proto_param_name(cmd->param));
+        proto_add_u32(l, cmd->value);
+    } else if (cmd->kind == PROTO_CMD_STREAM) {
+        proto_add_u32(l, cmd->value);
+    }
+}
+
+uint8_t proto_rx_feed(proto_rx_t *rx, uint8_t byte) {
+    if (rx->done) {
+        rx->done = 0;
+        rx->len = 0;
+    }
+    if (byte == '\n') {
+        uint8_t was_long = rx->too_long;
+        uint8_t len = rx->len;
+        rx->too_long = 0;
+        rx->len = 0;
+        if (was_long) return PROTO_RX_LONG;
+        if (len == 0 || (len == 1 && rx->buf[0] == '\r')) return PROTO_RX_NONE; /* empty line */
+        rx->len = len; /* the caller reads buf[0..len); the next byte restarts it */
+        rx->done = 1;
+        return PROTO_RX_LINE;
+    }
+    if (rx->too_long) return PROTO_RX_NONE;
+    if (rx->len == PROTO_MAX_LINE - 1) {
+        /* An 80th byte before the \n: the line would pass 80 bytes. */
+        rx->too_long = 1;
+        rx->len = 0;
+        return PROTO_RX_NONE;
+    }
+    rx->buf[rx->len++] = (char)byte;
+    return PROTO_RX_NONE;
+}
