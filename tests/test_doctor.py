@@ -14,10 +14,11 @@ import pytest
 from companion.cli import main
 from companion.commands import doctor
 from companion.commands.doctor import (
-    FAIL, OK, WARN, Check, PortInfo, check_config, check_data_dir, check_packages, check_pad_box,
+    FAIL, OK, WARN, Check, check_config, check_data_dir, check_packages, check_pad_box,
     check_pin_factory, check_python, check_serial_ports, exit_code, format_report, gpio_present, run_checks,
 )
 from companion.config import Config, parse_config
+from hardware.ports import PortInfo
 from hardware.source import SourceNotice
 
 
@@ -131,17 +132,21 @@ def test_pin_factory_from_environment_is_reported(monkeypatch: pytest.MonkeyPatc
 
 
 PORTS = [
-    PortInfo("/dev/ttyS0", None, None, ""),
-    PortInfo("/dev/ttyUSB0", 0x1A86, 0x7523, "USB2.0-Serial"),
+    PortInfo("/dev/ttyS0", None, None, "n/a"),
+    PortInfo("/dev/ttyUSB0", 0x1A86, 0x7523, "USB2.0-Serial", bridge="CH340"),
+    PortInfo("/dev/pts/9", description="tabletop pad-box emulator", bridge="emulator"),
 ]
 
 
 def test_serial_ports_listed_with_usb_ids() -> None:
     check = check_serial_ports(Config(), ports=PORTS)
     assert check.status == OK
-    assert "/dev/ttyUSB0: USB 1a86:7523 [CH340 (Nano clones)] USB2.0-Serial" in check.details
-    assert "/dev/ttyS0: not USB" in check.details
-    assert check.summary == "2 serial port(s), 1 Arduino-class"
+    assert check.details == (
+        "/dev/ttyS0: not USB",
+        "/dev/ttyUSB0: USB 1a86:7523 [CH340] USB2.0-Serial",
+        "/dev/pts/9: pseudo-terminal [emulator] tabletop pad-box emulator",
+    )
+    assert check.summary == "3 serial port(s), 2 could be a pad box"
 
 
 def test_missing_port_fails_when_asked_for(tmp_path: Path) -> None:
@@ -159,8 +164,9 @@ def test_missing_configured_port_only_warns_when_pads_are_not_serial(tmp_path: P
     assert check_serial_ports(serial, ports=[]).status == FAIL
 
 
-def test_pad_box_not_looked_for_without_serial() -> None:
-    assert check_pad_box(Config()).status == OK
+def test_pad_box_not_needed_and_none_plugged_in_is_fine() -> None:
+    check = check_pad_box(Config(), ports=PORTS[:1])
+    assert check.status == OK and "none plugged in" in check.summary
 
 
 def fake_padbox(monkeypatch: pytest.MonkeyPatch, answer: bool) -> dict[str, Any]:
@@ -216,7 +222,7 @@ def test_report_marks_and_exit_code() -> None:
 
 def test_doctor_command_good_config_exits_0(good_config: Path, capsys: pytest.CaptureFixture[str],
                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(doctor, "list_serial_ports", lambda: PORTS)
+    monkeypatch.setattr(doctor, "list_serial_ports", lambda: PORTS[:1])
     assert main(["doctor", "--config", str(good_config)]) == 0
     out = capsys.readouterr().out
     assert f"[ ok ] config: {good_config}" in out
@@ -241,8 +247,28 @@ def test_run_checks_order(good_config: Path) -> None:
 def test_doctor_json_output(good_config: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     import json
 
-    monkeypatch.setattr(doctor, "list_serial_ports", lambda: PORTS)
+    monkeypatch.setattr(doctor, "list_serial_ports", lambda: PORTS[:2])
+    monkeypatch.setattr(doctor, "check_pad_box", lambda config, port, ports: Check("pad box", OK, "stub"))
     assert main(["doctor", "--config", str(good_config), "--json"]) == 0
     checks = json.loads(capsys.readouterr().out)
     assert {c["name"]: c["status"] for c in checks}["config"] == "ok"
     assert checks[5]["data"]["ports"][1]["vid"] == 0x1A86
+
+
+def test_real_emulated_pad_box_answers_with_its_firmware() -> None:
+    from hardware.emulator import PadBoxEmulator
+
+    with PadBoxEmulator(announce=False, firmware="9.8.7") as box:
+        assert box.path is not None
+        check = check_pad_box(Config(), port=box.path)
+    assert check.status == OK, check
+    assert check.summary == f"pad box on {box.path} answers, firmware 9.8.7"
+    assert check.data["firmware"] == "9.8.7"
+
+
+def test_real_emulated_box_that_never_says_hello_fails() -> None:
+    from hardware.emulator import PadBoxEmulator
+
+    with PadBoxEmulator(announce=False, say_hello=False) as box:
+        check = check_pad_box(Config(), port=box.path, wait_s=1.0)
+    assert check.status == FAIL and "no HELLO" in check.summary

@@ -26,6 +26,7 @@ from typing import Any, Callable, Sequence
 
 from companion.config import Config, find_config_file, load_config
 from companion.errors import CompanionError, ConfigError
+from hardware.ports import PortInfo
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 _MARKS = {OK: "[ ok ]", WARN: "[warn]", FAIL: "[FAIL]"}
@@ -33,19 +34,6 @@ _MARKS = {OK: "[ ok ]", WARN: "[warn]", FAIL: "[FAIL]"}
 DISTRIBUTION = "tabletop-companion"
 #: Optional packages worth reporting: the GPIO backends gpiozero can use.
 OPTIONAL_PACKAGES = ("lgpio", "rpi-lgpio", "RPi.GPIO", "pigpio")
-
-#: USB VID:PID of serial bridges found on Arduino-class boards (a pad box is one of these).
-ARDUINO_CLASS_USB_IDS: dict[tuple[int, int], str] = {
-    (0x2341, 0x0043): "Arduino Uno (16U2)",
-    (0x2341, 0x0001): "Arduino Uno (8U2)",
-    (0x2341, 0x0042): "Arduino Mega 2560",
-    (0x2341, 0x8036): "Arduino Leonardo",
-    (0x2341, 0x8037): "Arduino Micro",
-    (0x2A03, 0x0043): "Arduino Uno (arduino.org)",
-    (0x1A86, 0x7523): "CH340 (Nano clones)",
-    (0x0403, 0x6001): "FTDI FT232R (classic Nano)",
-    (0x10C4, 0xEA60): "Silicon Labs CP210x",
-}
 
 #: How long doctor waits for a pad box's HELLO at most (a board resets when opened: ~1-2 s).
 HELLO_WAIT_S = 3.0
@@ -60,32 +48,6 @@ class Check:
     summary: str
     details: tuple[str, ...] = ()
     data: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class PortInfo:
-    """A serial port as ``serial.tools.list_ports`` reports it."""
-
-    device: str
-    vid: int | None
-    pid: int | None
-    description: str
-    manufacturer: str | None = None
-    serial_number: str | None = None
-
-    @property
-    def usb_id(self) -> str | None:
-        """``VID:PID`` in hex, or None for ports that are not USB."""
-        if self.vid is None or self.pid is None:
-            return None
-        return f"{self.vid:04x}:{self.pid:04x}"
-
-    @property
-    def board(self) -> str | None:
-        """A name for known Arduino-class USB bridges."""
-        if self.vid is None or self.pid is None:
-            return None
-        return ARDUINO_CLASS_USB_IDS.get((self.vid, self.pid))
 
 
 # -- Python and packages -------------------------------------------------
@@ -245,13 +207,10 @@ def check_pin_factory(config: Config, root: str | os.PathLike[str] = "/") -> Che
 
 
 def list_serial_ports() -> list[PortInfo]:
-    """Serial ports found by ``serial.tools.list_ports``."""
-    from serial.tools import list_ports
+    """Serial ports from ``serial.tools.list_ports`` (with USB ids and known bridges), then running emulators."""
+    from hardware.ports import list_serial_ports as listed
 
-    return [
-        PortInfo(p.device, p.vid, p.pid, "" if p.description in (None, "n/a") else p.description, p.manufacturer, p.serial_number)
-        for p in sorted(list_ports.comports(), key=lambda p: p.device)
-    ]
+    return listed()
 
 
 def check_serial_ports(config: Config, port: str | None = None, ports: list[PortInfo] | None = None) -> Check:
@@ -260,9 +219,10 @@ def check_serial_ports(config: Config, port: str | None = None, ports: list[Port
     wanted = port or config.serial_port
     details = []
     for p in ports:
-        usb = f"USB {p.usb_id}" if p.usb_id else "not USB"
-        board = f" [{p.board}]" if p.board else ""
-        details.append(f"{p.device}: {usb}{board} {p.description}".rstrip())
+        usb = f"USB {p.usb_id}" if p.usb_id else ("pseudo-terminal" if p.bridge == "emulator" else "not USB")
+        board = f" [{p.bridge}]" if p.bridge else ""
+        description = "" if p.description in ("", "n/a") else f" {p.description}"
+        details.append(f"{p.device}: {usb}{board}{description}")
     data = {"ports": [asdict(p) for p in ports], "wanted": wanted}
     needed = config.pads_source == "serial" or port is not None
     if wanted and not _port_exists(wanted, ports):
@@ -271,8 +231,8 @@ def check_serial_ports(config: Config, port: str | None = None, ports: list[Port
     if not ports:
         return Check("serial ports", FAIL if needed and not wanted else (WARN if needed else OK),
                      "no serial ports found" + ("" if needed else " (fine: the pads are not on serial)"), (), data)
-    arduino = [p for p in ports if p.board]
-    summary = f"{len(ports)} serial port(s)" + (f", {len(arduino)} Arduino-class" if arduino else "")
+    likely = [p for p in ports if p.likely_pad_box]
+    summary = f"{len(ports)} serial port(s)" + (f", {len(likely)} could be a pad box" if likely else "")
     return Check("serial ports", OK, summary, tuple(details), data)
 
 
@@ -290,17 +250,22 @@ def _firmware_of(*sources: dict[str, Any]) -> str | None:
     return None
 
 
-def check_pad_box(config: Config, port: str | None = None, wait_s: float = HELLO_WAIT_S) -> Check:
+def check_pad_box(config: Config, port: str | None = None, wait_s: float = HELLO_WAIT_S,
+                  ports: list[PortInfo] | None = None) -> Check:
     """Open the pad box briefly and wait for its HELLO; report its firmware version.
 
-    Fails only when the pads are meant to be on serial (or --port was given);
-    otherwise a missing box is just a note.
+    The port is ``port``, else ``pads.serial.port``, else the search of
+    SerialPadBox (known USB bridges, running emulators). Fails only when the
+    pads are meant to be on serial (or --port was given); otherwise a missing
+    box is a warning, and no likely port at all is fine.
     """
     wanted = port or config.serial_port
     needed = config.pads_source == "serial" or port is not None
     bad = FAIL if needed else WARN
     if wanted is None and not needed:
-        return Check("pad box", OK, "not looked for (pads.source is not serial; use --port to try one)")
+        ports = list_serial_ports() if ports is None else ports
+        if not any(p.likely_pad_box for p in ports):
+            return Check("pad box", OK, "none plugged in (not needed: pads.source is not serial)")
     if wanted and "://" not in wanted and not os.path.exists(wanted):
         return Check("pad box", bad, f"port {wanted} does not exist; is the box plugged in?", (), {"port": wanted})
     try:
@@ -350,14 +315,15 @@ def check_pad_box(config: Config, port: str | None = None, wait_s: float = HELLO
 def run_checks(config_path: str | None = None, port: str | None = None) -> list[Check]:
     """Every check, in the order the checklist shows them."""
     config_check, config = check_config(config_path)
+    ports = list_serial_ports()
     return [
         check_python(),
         check_packages(),
         config_check,
         check_data_dir(config.data_dir),
         check_pin_factory(config),
-        check_serial_ports(config, port),
-        check_pad_box(config, port),
+        check_serial_ports(config, port, ports),
+        check_pad_box(config, port, ports=ports),
     ]
 
 
