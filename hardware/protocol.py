@@ -64,6 +64,8 @@ def crc16(body: bytes) -> int:
 
 def frame(body: str | bytes) -> bytes:
     """One wire line: ``body*CCCC\\n``. Raises InputError if it would break the framing."""
+    if isinstance(body, str) and not body.isascii():
+        raise InputError(f"a line body must be printable ASCII, got {body!r}")
     raw = body.encode("ascii") if isinstance(body, str) else bytes(body)
     if not _PRINTABLE.fullmatch(raw) or b"*" in raw:
         raise InputError(f"a line body must be printable ASCII without '*', got {raw!r}")
