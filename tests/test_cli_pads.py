@@ -140,3 +140,34 @@ def test_ctrl_c_exits_cleanly_and_restores_the_terminal(tmp_path: Path) -> None:
     finally:
         os.close(master)
         os.close(slave)
+
+
+def test_serial_pads_through_the_emulator_and_real_pyserial(tmp_path: Path) -> None:
+    import signal
+
+    from hardware.emulator import PadBoxEmulator
+
+    (tmp_path / "none.toml").write_text('[[players]]\nname = "Cy"\npad = 3\n')
+    env = {**os.environ, "TABLETOP_CONFIG": str(tmp_path / "none.toml")}
+    with PadBoxEmulator(announce=False, pads=4) as box:
+        assert box.path is not None
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "companion.cli", "pads", "--pads", "serial", "--port", box.path],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        )
+        try:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                if line.startswith("-- connected:"):
+                    break
+            box.hit(3, "S", 1023)
+            box.hit(1, "T", 300)
+            lines = [LINE.match(proc.stdout.readline().strip()) for _ in range(2)]
+        finally:
+            proc.send_signal(signal.SIGINT)
+            proc.communicate(timeout=30)
+    assert proc.returncode == 0
+    assert [(m["pad"], m["name"], m["kind"], m["strength"]) for m in lines if m] == [
+        ("3", "Cy", "slap", "1.00"),
+        ("1", "", "touch", "0.29"),
+    ]
