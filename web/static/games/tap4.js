@@ -91,6 +91,13 @@
   }
 
   /* ---- the sheet -------------------------------------------------------- */
+  function leaderLine(view) {
+    if (!view.leaders || !view.leaders.length) { return null; }
+    var total = view.players.filter(function (p) { return p.id === view.leaders[0]; })[0].total;
+    return h("div", { "data-t4": "leader" }, "Leading: " +
+      view.leaders.map(function (id) { return nameOf(view, id); }).join(" and ") + " with " + total);
+  }
+
   function statusLine(view, outcome) {
     if (view.over && outcome) {
       var winners = outcome.winners.map(function (w) { return nameOf(view, w); }).join(" and ");
@@ -107,6 +114,7 @@
       h("strong", { "data-t4": "starter" }, nameOf(view, next.starter)),
       h("span", {}, " starts."),
       h("div", { "class": "t4-setup" }, next.setup.summary + (next.setup.note ? " " + next.setup.note : "")),
+      leaderLine(view),
       h("div", { "class": "t4-setup" }, "Target " + view.target + " · lowest total wins.")
     ]);
   }
