@@ -78,8 +78,23 @@ class ActiveGame:
     settings: dict[str, Any]
     players: tuple[Player, ...]
     game: Game
-    #: how many game events are in effect (not undone): ``can_undo`` is ``effective > 0``.
+    #: how many game events are in effect (not undone).
     effective: int = 0
+    #: the last game event in effect: what a plain ``undo`` would remove.
+    last: Mapping[str, Any] | None = None
+
+    def can_undo(self) -> bool:
+        """True when a plain ``undo`` would be accepted (there is a last event and the game allows it)."""
+        if self.last is None:
+            return False
+        try:
+            self.game.check_undo(_event(self.last), Command("undo"))
+        except CompanionError:
+            return False
+        except Exception:
+            log.exception("game %s: check_undo failed", self.kind)
+            return False
+        return True
 
 
 @dataclass
@@ -200,7 +215,7 @@ class TableState:
                 "players": [p.id for p in a.players],
                 "view": game_view,
                 "outcome": outcome,
-                "can_undo": a.effective > 0,
+                "can_undo": a.can_undo(),
             }
         return {
             "seq": self.seq,
@@ -510,6 +525,7 @@ class TableState:
         elif a is not None and event.get("game_id") == a.game_id:
             self._guard(strict, event, lambda: a.game.evolve(_event(event)))
             a.effective += 1
+            a.last = event
         else:
             log.warning("event %s (%s) belongs to no running game; ignored", seq, type_)
 
@@ -553,6 +569,7 @@ class TableState:
         if install:
             a.game = game
             a.effective = len(kept)
+            a.last = kept[-1] if kept else None
 
 
 def require_present(args: Mapping[str, Any], key: str) -> Any:

@@ -382,3 +382,13 @@ def test_the_view_has_the_contract_shape(playing: Table) -> None:
     [available] = view["games_available"]
     assert {"kind", "title", "min_players", "max_players", "commands", "settings"} <= set(available)
     assert available["commands"][0] == {"name": "add", "summary": "add n to the counter"}
+
+
+def test_can_undo_says_whether_a_plain_undo_would_be_accepted(playing: Table) -> None:
+    assert playing.view()["game"]["can_undo"] is True
+    playing.run("lock", n=1)
+    assert playing.view()["game"]["can_undo"] is False  # the game refuses to undo a locked addition
+    playing.run("add", n=1)
+    assert playing.view()["game"]["can_undo"] is True
+    playing.run("undo")
+    assert playing.view()["game"]["can_undo"] is False  # back to the locked one
