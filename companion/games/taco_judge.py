@@ -1,0 +1,171 @@
+"""Taco Hat Cake Gift Pizza: turning timestamped slaps into a verdict.
+
+Pure functions over plain data. A *hit* here is a dict
+``{"player", "at_us", "pad", "kind", "resolution_us"}`` as recorded in a
+``slapped`` or ``flinched`` event. Hits are ordered by onset time, then pad
+number (so equal times always sort the same way), never by arrival.
+
+The verdict dict is what the ``verdict`` event records and every screen shows:
+
+* ``order``: every player who slapped, first to last, with ``place``,
+  ``at_us``, ``after_ms`` (after the card, or after the first slapper when the
+  referee did not see the card) and ``margin_ms`` (after the player before).
+* ``missing``: players who never slapped, in the order the never-slapper rule
+  uses; they are all last, and the first of them takes the pile.
+* ``taker``; ``photo_finish``: the deciding pairs closer than the source's
+  resolution; ``winner``: an empty-handed player who slapped FIRST.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+
+def ms(us: int) -> float:
+    """Microseconds as milliseconds with one decimal, for people."""
+    return round(us / 1000.0, 1)
+
+
+def ordered(hits: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Hits sorted by onset, then pad: the one true order."""
+    return sorted(hits, key=lambda h: (h["at_us"], h["pad"]))
+
+
+def rotation(seats: Sequence[int], after: int | None) -> list[int]:
+    """Seat order starting with the player after ``after`` (clockwise, wrapping), ``after`` last.
+
+    With ``after`` None (or not seated) the seat order is returned unchanged.
+    """
+    seats = list(seats)
+    if after not in seats:
+        return seats
+    i = seats.index(after)
+    return seats[i + 1 :] + seats[: i + 1]
+
+
+def _photo(a: dict[str, Any], b: dict[str, Any], decides: str) -> dict[str, Any] | None:
+    """A photo-finish note when ``a`` and ``b`` are closer than the coarser of their resolutions."""
+    margin = b["at_us"] - a["at_us"]
+    resolution = max(a.get("resolution_us", 1), b.get("resolution_us", 1))
+    if margin < resolution:
+        return {
+            "decides": decides,
+            "players": [a["player"], b["player"]],
+            "margin_ms": ms(margin),
+            "resolution_ms": round(resolution / 1000.0, 3),
+        }
+    return None
+
+
+def _entries(hits: list[dict[str, Any]], ref_us: int) -> list[dict[str, Any]]:
+    out = []
+    prev: int | None = None
+    for place, h in enumerate(hits, start=1):
+        out.append(
+            {
+                "player": h["player"],
+                "place": place,
+                "at_us": h["at_us"],
+                "after_ms": ms(h["at_us"] - ref_us),
+                "margin_ms": None if prev is None else ms(h["at_us"] - prev),
+                "pad": h["pad"],
+                "kind": h.get("kind", "slap"),
+            }
+        )
+        prev = h["at_us"]
+    return out
+
+
+def slap_verdict(
+    hits: Iterable[dict[str, Any]],
+    seats: Sequence[int],
+    *,
+    ref_us: int | None,
+    timing: str,
+    rule_after: int | None,
+    empty_handed: Iterable[int] = (),
+) -> dict[str, Any]:
+    """Judge a slap that was due: the last slapper (or a never-slapper) takes the pile.
+
+    Args:
+        hits: each player's first slap inside the window.
+        seats: every player still in, in seat (chant) order.
+        ref_us: the time the card appeared, or None to measure from the first slapper.
+        timing: ``"card"`` or ``"first_slap"``, recorded so screens label the times.
+        rule_after: the never-slapper rule starts with the player after this one
+            (the flipper of the card); see docs/games/taco.md.
+        empty_handed: players known to have no cards; one who slaps FIRST wins.
+    """
+    hits = ordered(hits)
+    slapped = {h["player"] for h in hits}
+    ref = ref_us if ref_us is not None else (hits[0]["at_us"] if hits else 0)
+    missing = [pid for pid in rotation(seats, rule_after) if pid not in slapped]
+    photos: list[dict[str, Any]] = []
+    if missing:
+        taker = missing[0]
+        names = ", ".join(f"#{p}" for p in missing)
+        reason = f"never slapped: {names}; #{taker} takes the pile (first of them after the flipper)"
+    elif hits:
+        taker = hits[-1]["player"]
+        reason = f"#{taker} slapped last"
+        if len(hits) >= 2:
+            note = _photo(hits[-2], hits[-1], "last")
+            if note:
+                photos.append(note)
+                reason += f" (photo finish: {note['margin_ms']} ms)"
+    else:  # nobody at the table: cannot happen with players, kept total
+        taker = seats[0]
+        reason = "nobody slapped"
+    winner = None
+    empty = set(empty_handed)
+    if hits and hits[0]["player"] in empty:
+        first_note = _photo(hits[0], hits[1], "first") if len(hits) >= 2 else None
+        if first_note:
+            photos.append(first_note)
+            reason += f"; #{hits[0]['player']} has no cards but tied for first (photo finish), so plays on"
+        else:
+            winner = hits[0]["player"]
+            reason = f"#{winner} has no cards left and slapped first: wins"
+    return {
+        "kind": "slap",
+        "timing": timing if ref_us is not None else "first_slap",
+        "ref_us": ref,
+        "order": _entries(hits, ref),
+        "missing": missing,
+        "taker": taker,
+        "photo_finish": photos,
+        "winner": winner,
+        "reason": reason,
+    }
+
+
+def flinch_verdict(flinches: Iterable[dict[str, Any]], *, why: str | None = None) -> dict[str, Any]:
+    """Judge flinches: the earliest flincher (by onset) takes the pile.
+
+    Each flinch dict carries a ``reason`` (e.g. "false start: 62.0 ms after the card").
+    """
+    hits = ordered(flinches)
+    first = hits[0]
+    photos: list[dict[str, Any]] = []
+    reason = f"#{first['player']} flinched ({first.get('reason', 'slapped when no slap was due')})"
+    if why:
+        reason += f"; {why}"
+    if len(hits) >= 2:
+        note = _photo(hits[0], hits[1], "first")
+        if note:
+            photos.append(note)
+            reason += f" (photo finish: {note['margin_ms']} ms)"
+    entries = _entries(hits, first["at_us"])
+    for entry, h in zip(entries, hits):
+        entry["flinch"] = h.get("reason", "")
+    return {
+        "kind": "flinch",
+        "timing": "first_slap",
+        "ref_us": first["at_us"],
+        "order": entries,
+        "missing": [],
+        "taker": first["player"],
+        "photo_finish": photos,
+        "winner": None,
+        "reason": reason,
+    }
