@@ -56,6 +56,7 @@ class Subscription:
             if len(self._items) >= self.limit:
                 self._items.clear()
                 self.overflows += 1
+                log.info("a subscriber fell %d updates behind; it gets a resync at seq %d", self.limit, update.seq)
                 update = Update(update.seq, [], update.state, resync=True)
             self._items.append(update)
             self._cond.notify()

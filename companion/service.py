@@ -334,11 +334,16 @@ class TableService:
 
     def _run(self) -> None:
         while True:
+            items: list[Any] = []
             try:
                 items = self._next_items()
                 stop = any(item is _STOP for item in items)
                 if stop:
-                    items = items[: next(i for i, item in enumerate(items) if item is _STOP)]
+                    cut = next(i for i, item in enumerate(items) if item is _STOP)
+                    for late in items[cut + 1:]:
+                        if isinstance(late, _CommandItem):
+                            late.reply.set_error(RuntimeError("the table service stopped"))
+                    items = items[:cut]
                 self._process(items)
                 if stop:
                     return
@@ -346,6 +351,10 @@ class TableService:
                 # Never die: a bug here would stop the whole table.
                 self.stats["bugs"] += 1
                 log.exception("table loop: unexpected error; rebuilding the state from the log")
+                for item in items:
+                    if isinstance(item, _CommandItem) and not item.reply.done():
+                        item.reply.set_error(RuntimeError(
+                            "the table service hit an internal error; check the history before repeating this"))
                 try:
                     self._state = self._replay()
                 except Exception:

@@ -26,12 +26,11 @@ from __future__ import annotations
 import logging
 import re
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from companion.errors import CompanionError, InputError, NotFoundError, RuleError
 from companion.games.base import Command, Event, Game, Player, require
-from companion.store import NewEvent
 from hardware.hits import PadHit
 from hardware.source import SourceNotice
 

@@ -12,7 +12,7 @@ from companion.broadcast import Update
 from companion.config import Config, PlayerConfig
 from companion.errors import ConfigError, InputError, NotFoundError, RuleError, StoreError
 from companion.service import TableService
-from companion.store import EventStore, NewEvent
+from companion.store import EventStore
 from companion.table import RECENT_HITS, fold
 from hardware.sim import SimulatedPads
 from helpers.counter_game import GAMES_FOR_TESTS
@@ -181,6 +181,28 @@ def test_a_raising_game_does_not_kill_the_loop(service: TableService, caplog) ->
     assert service.snapshot()[1]["game"]["view"]["total"] == 7
     assert service.running
     assert service.status()["bugs"] == 2
+
+
+def test_a_bug_in_the_loop_itself_answers_the_batch_and_the_loop_goes_on(service: TableService, monkeypatch,
+                                                                         caplog) -> None:
+    seated(service)
+    seq, before = service.snapshot()
+    real = service._fire_deadlines
+    calls = {"n": 0}
+
+    def broken_once(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RuntimeError("a bug in the loop")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(service, "_fire_deadlines", broken_once)
+    with pytest.raises(RuntimeError, match="internal error"):
+        service.submit("add_player", {"name": "Cy"})
+    assert "a bug in the loop" in caplog.text
+    assert service.events_after(seq) == []  # nothing was committed for it
+    assert service.submit("add_player", {"name": "Cy"})["seq"] == seq + 1
+    assert [p["name"] for p in service.snapshot()[1]["players"]] == ["Ann", "Bob", "Cy"]
 
 
 def test_a_failed_commit_refuses_the_batch_and_keeps_the_state(service: TableService, store: GatedStore) -> None:
