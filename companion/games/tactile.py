@@ -1,0 +1,394 @@
+"""TacTile turn tracking: the companion mirrors the wooden board, move by move.
+
+The physical board is the truth; this game keeps what people forget: whose
+turn it is, which basic actions are left, which cards are live, the market,
+the resources, and who has won. Every command becomes exactly one event, so
+the generic undo takes back exactly one step. See ``docs/games/tactile.md``
+for the decisions taken where the rulebook is silent.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, ClassVar, Mapping, Sequence
+
+from companion.errors import InputError, RuleError
+from companion.games import register
+from companion.games.base import Command, CommandSpec, Event, Game, Player
+from companion.games.tactile_actions import Action, LegalActions, candidates_for, why_illegal
+from companion.games.tactile_board import (
+    COLOURS,
+    MODES,
+    ally_seat,
+    check_tile_counts,
+    layout_rows,
+    parse_layout,
+    parse_tile,
+    score_corners,
+    seat_corners,
+    shuffled_layout,
+    tile_name,
+    is_corner,
+)
+from companion.games.tactile_cards import MARKET_SIZE, Card, Market, parse_face, PENDING_KNOWN
+from companion.games.tactile_state import Disc, TactileState, empty_layout
+
+#: Action kind -> the event type that records it.
+EVENT_OF: dict[str, str] = {
+    "move": "disc_moved",
+    "card_move": "disc_moved",
+    "push": "disc_pushed",
+    "gain": "resource_gained",
+    "card_gain": "resource_gained",
+    "buy": "card_bought",
+    "swap": "resource_swapped",
+    "swap_card": "cards_swapped",
+    "reset": "market_reset",
+    "end_turn": "turn_ended",
+}
+ACTION_COMMANDS = frozenset({"move", "push", "gain", "buy", "swap", "reset_market", "end_turn"})
+LOG_LINES = 40
+
+
+def apply(state: TactileState, action: Action) -> list[str]:
+    """Carry out a (legal) action on ``state``; return the log notes."""
+    k = action.kind
+    if k in ("move", "card_move"):
+        return state.move(action.disc, action.to, action.card)  # type: ignore[arg-type]
+    if k == "push":
+        return state.push(action.disc, action.to, action.card)  # type: ignore[arg-type]
+    if k in ("gain", "card_gain"):
+        return state.gain(action.colour, action.card)  # type: ignore[arg-type]
+    if k == "buy":
+        return state.buy(action.slot)  # type: ignore[arg-type]
+    if k == "swap":
+        return state.swap_resource(action.give, action.take)  # type: ignore[arg-type]
+    if k == "swap_card":
+        return state.swap_cards(action.card, action.ally_card)  # type: ignore[arg-type]
+    if k == "reset":
+        return state.reset_market()
+    return state.end_turn()
+
+
+@register
+class TacTile(Game):
+    """TacTile for 2 (Showdown), 3 (Brawl) or 4 (Team Battle) players."""
+
+    kind: ClassVar[str] = "tactile"
+    title: ClassVar[str] = "TacTile"
+    min_players: ClassVar[int] = 2
+    max_players: ClassVar[int] = 4
+    command_specs: ClassVar[tuple[CommandSpec, ...]] = (
+        CommandSpec("move", "Move a disc: {disc, to, card?}; card = an active move card's id or \"basic\"; another player's disc is pushed"),
+        CommandSpec("push", "Push another player's disc with an active push card: {disc, to, card?}"),
+        CommandSpec("gain", "Gain a resource of a tile colour under one of your discs: {colour, card?}"),
+        CommandSpec("buy", "Buy the card in a market slot (1-6), paying its cost: {slot}"),
+        CommandSpec("swap", "Swap a resource with the stockpile {give, take}, or a card with your ally {card, ally_card}"),
+        CommandSpec("reset_market", "Replace the six cards of the market (a basic action)"),
+        CommandSpec("end_turn", "End the current player's turn"),
+        CommandSpec("undo_turn", "Take back the whole previous turn and anything since (PIN holder)"),
+        CommandSpec("enter_card", "Enter the card now showing in a market slot: {slot, colour, type, cost} or {slot, card}"),
+        CommandSpec("place_tile", "Enter one tile of a dealt layout: {tile, colour}"),
+        CommandSpec("set_layout", "Enter a whole dealt layout: {rows: six strings like \"hrygbh\"}"),
+    )
+
+    def __init__(self, players: Sequence[Player], settings: Mapping[str, Any]) -> None:
+        super().__init__(players, settings)
+        ids = [p.id for p in self.players]
+        first = self.settings["first_player"]
+        if first is not None and first not in ids:
+            raise InputError(f"'first_player' must be one of the players {ids}, got {first!r}")
+        start = ids.index(first) if first is not None else 0
+        count = len(ids)
+        corners = seat_corners(count)
+        resources = self.settings["resources"]
+        self.push_contact: bool = self.settings["push_needs_contact"]
+        self.state = TactileState(
+            mode=MODES[count],
+            order=ids[start:] + ids[:start],
+            names={p.id: p.name for p in self.players},
+            homes={pid: corners[i] for i, pid in enumerate(ids)},
+            score_tiles={pid: score_corners(count, i) for i, pid in enumerate(ids)},
+            allies={pid: (ids[a] if (a := ally_seat(count, i)) is not None else None) for i, pid in enumerate(ids)},
+            tiles=empty_layout(),
+            discs={
+                f"{pid}{n}": Disc(f"{pid}{n}", pid, corners[i]) for i, pid in enumerate(ids) for n in ("a", "b")
+            },
+            resources={pid: {c: 0 for c in COLOURS} for pid in ids},
+            stockpile=dict(resources),
+            market=Market(unseen=self.settings["deck_size"], slots=[None] * MARKET_SIZE),
+        )
+        for i in range(MARKET_SIZE):  # the first six cards are dealt face up at setup
+            self.state.market.draw_into(i)
+        self.state.current = self.state.order[0]
+        #: The state at the start of each turn so far, for ``undo_turn``.
+        self._turn_starts: list[TactileState] = []
+        #: (turn, step) of the latest event a generic undo may take back.
+        self._last_step: tuple[int, int] | None = None
+
+    # ----- settings -------------------------------------------------------------
+    @classmethod
+    def default_settings(cls) -> dict[str, Any]:
+        return {
+            "layout": "shuffle",
+            "tiles": {c: 8 for c in COLOURS},
+            "resources": {c: 16 for c in COLOURS},
+            "deck_size": 120,
+            "first_player": None,
+            "push_needs_contact": False,
+        }
+
+    @classmethod
+    def validate_settings(cls, settings: Mapping[str, Any]) -> dict[str, Any]:
+        out = super().validate_settings(settings)
+        if out["layout"] not in ("shuffle", "enter"):
+            raise InputError(f"'layout' must be \"shuffle\" or \"enter\", got {out['layout']!r}")
+        out["tiles"] = check_tile_counts(out["tiles"])
+        res = out["resources"]
+        if isinstance(res, int) and not isinstance(res, bool):
+            res = {c: res for c in COLOURS}
+        if not isinstance(res, Mapping) or set(res) != set(COLOURS):
+            raise InputError(f"'resources' must be a count per colour ({', '.join(COLOURS)}) or one count for all, got {out['resources']!r}")
+        for colour, n in res.items():
+            if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= 99:
+                raise InputError(f"'resources.{colour}' must be a whole number from 0 to 99, got {n!r}")
+        out["resources"] = {c: res[c] for c in COLOURS}
+        size = out["deck_size"]
+        if isinstance(size, bool) or not isinstance(size, int) or not MARKET_SIZE <= size <= 1000:
+            raise InputError(f"'deck_size' must be a whole number from {MARKET_SIZE} to 1000, got {size!r}")
+        first = out["first_player"]
+        if first is not None and (isinstance(first, bool) or not isinstance(first, int)):
+            raise InputError(f"'first_player' must be a player id or null, got {first!r}")
+        if not isinstance(out["push_needs_contact"], bool):
+            raise InputError(f"'push_needs_contact' must be true or false, got {out['push_needs_contact']!r}")
+        return out
+
+    # ----- queries ----------------------------------------------------------------
+    def legal_actions(self) -> LegalActions:
+        """Every legal basic action and card use for the current player, lazily."""
+        return LegalActions(self.state, self.push_contact)
+
+    def why_illegal(self, action: Action) -> str | None:
+        """The reason ``action`` is refused now, or None when it is legal."""
+        return why_illegal(self.state, action, self.push_contact)
+
+    # ----- decide -------------------------------------------------------------------
+    def start(self, command: Command) -> list[Event]:
+        if self.settings["layout"] != "shuffle":
+            return []
+        rows = layout_rows(shuffled_layout(self.settings["tiles"], command.seed))
+        return [Event("layout_shuffled", {"rows": rows, "seed": command.seed})]
+
+    def _stamp(self, data: dict[str, Any]) -> dict[str, Any]:
+        """Every step carries its turn and step number, so undo knows what it takes back."""
+        return {"turn": self.state.turn, "step": self.state.steps + 1, "player": self.state.current, **data}
+
+    def decide(self, command: Command) -> list[Event]:
+        name, args = command.name, command.args
+        if name in ACTION_COMMANDS:
+            return [self._decide_action(name, args)]
+        if name == "enter_card":
+            return [self._decide_enter_card(args)]
+        if name in ("place_tile", "set_layout"):
+            return [self._decide_layout(name, args)]
+        if name == "undo_turn":
+            return [self._decide_undo_turn()]
+        raise InputError(f"TacTile has no command {name!r}; commands: {', '.join(sorted(self.command_names()))}")
+
+    def _decide_action(self, name: str, args: Mapping[str, Any]) -> Event:
+        options = candidates_for(self.state, name, args)
+        reasons = [self.why_illegal(a) for a in options]
+        chosen = next((a for a, r in zip(options, reasons) if r is None), None)
+        if chosen is None:
+            raise RuleError(reasons[-1])
+        trial = copy.deepcopy(self.state)
+        notes = apply(trial, chosen)
+        action = chosen.to_dict()
+        action.pop("command")
+        return Event(EVENT_OF[chosen.kind], self._stamp({"action": action, "notes": notes}))
+
+    def _decide_enter_card(self, args: Mapping[str, Any]) -> Event:
+        if self.state.phase == "over":
+            raise RuleError(f"the game is over: {self.state.reason}")
+        slot = args.get("slot")
+        pending = self.state.market.pending()
+        if isinstance(slot, bool) or not isinstance(slot, int) or not 1 <= slot <= MARKET_SIZE:
+            raise InputError(f"'slot' must be a market slot from 1 to {MARKET_SIZE}, got {slot!r}")
+        if slot not in pending:
+            waiting = ", ".join(map(str, pending)) or "none"
+            raise RuleError(f"market slot {slot} already shows its card; slots waiting for a card: {waiting}")
+        market, cards = self.state.market, self.state.cards
+        from_known = market.slots[slot - 1] == PENDING_KNOWN
+        if "card" in args:
+            card_id = args["card"]
+            if not from_known:
+                raise InputError("'card' (an id) is only for cards coming back from the reshuffled deck; enter colour, type and cost")
+            if card_id not in market.known:
+                raise RuleError(f"card {card_id!r} is not in the reshuffled deck; it holds cards {sorted(market.known)}")
+            card = cards[card_id]
+        else:
+            face = parse_face(args)
+            if from_known:
+                card = cards[market.match_known(face, cards)]
+            else:
+                card = Card(max(cards, default=0) + 1, *face)
+        trial = copy.deepcopy(self.state)
+        notes = trial.enter_card(slot, card)
+        return Event("card_entered", self._stamp({"slot": slot, "card": card.to_dict(), "notes": notes}))
+
+    def _decide_layout(self, name: str, args: Mapping[str, Any]) -> Event:
+        if self.state.phase != "setup":
+            raise RuleError("the board is already laid; tiles cannot change during the game")
+        if name == "set_layout":
+            rows = layout_rows(parse_layout(args.get("rows"), self.settings["tiles"]))
+            return Event("layout_set", self._stamp({"rows": rows}))
+        tile = parse_tile(args.get("tile"), "tile")
+        colour = args.get("colour")
+        if is_corner(tile):
+            raise RuleError(f"{tile_name(tile)} is a home corner, not a coloured tile")
+        if colour not in COLOURS:
+            raise InputError(f"'colour' must be one of {', '.join(COLOURS)}, got {colour!r}")
+        if self.state.tiles[tile[0]][tile[1]] is not None:
+            raise RuleError(f"{tile_name(tile)} is already {self.state.tiles[tile[0]][tile[1]]}; undo it to change it")
+        placed = sum(row.count(colour) for row in self.state.tiles)
+        if placed >= self.settings["tiles"][colour]:
+            raise RuleError(f"all {self.settings['tiles'][colour]} {colour} tiles are already placed")
+        return Event("tile_placed", self._stamp({"tile": tile_name(tile), "colour": colour}))
+
+    def _decide_undo_turn(self) -> Event:
+        if len(self._turn_starts) < 2:
+            raise RuleError("there is no finished turn to take back; use undo to take back single steps")
+        back = self._turn_starts[-2]
+        return Event("turn_undone", {"to_turn": back.turn, "player": back.current, "from_turn": self.state.turn})
+
+    def check_undo(self, event: Event, command: Command) -> None:
+        if event.type == "layout_shuffled":
+            raise RuleError("the shuffled layout starts the game; end the game to start over")
+        if event.type == "turn_ended":
+            raise RuleError("that turn is over: a PIN holder can take the whole turn back with undo_turn")
+        if event.type == "turn_undone":
+            raise RuleError("a whole-turn undo cannot itself be undone")
+        if (event.data.get("turn"), event.data.get("step")) != self._last_step:
+            raise RuleError("only the latest step of the current turn can be undone")
+
+    # ----- evolve --------------------------------------------------------------------
+    def evolve(self, event: Event) -> None:
+        s, data = self.state, event.data
+        was_playing = s.phase == "play" or s.phase == "over"
+        if event.type in EVENT_OF.values():
+            action = Action.from_dict(data["action"])
+            # A replayed step must still be legal where it now lands (an undo's redo
+            # can move history around): the table refuses an undo that breaks this.
+            reason = self.why_illegal(action)
+            if reason is not None:
+                raise RuleError(f"{event.type} no longer fits the game: {reason}")
+            apply(s, action)
+        elif event.type == "card_entered":
+            if data["slot"] not in s.market.pending():
+                raise RuleError(f"market slot {data['slot']} is not waiting for a card any more")
+            face = data["card"]
+            cost = tuple((c, face["cost"][c]) for c in COLOURS if face["cost"].get(c))
+            card = Card(face["id"], face["colour"], face["type"], cost)
+            start = self._turn_starts[-1] if self._turn_starts else None
+            if start is not None and start.market == s.market:
+                # The card lay on the table when the turn began (e.g. the first six):
+                # a whole-turn undo must not forget it.
+                start.enter_card(data["slot"], card)
+            s.enter_card(data["slot"], card)
+        elif event.type in ("layout_shuffled", "layout_set"):
+            s.set_layout(parse_layout(data["rows"], self.settings["tiles"]))
+        elif event.type == "tile_placed":
+            tile = parse_tile(data["tile"], "tile")
+            if s.phase != "setup" or s.tiles[tile[0]][tile[1]] is not None:
+                raise RuleError(f"{data['tile']} cannot be placed again")
+            s.place_tile(tile, data["colour"])
+        elif event.type == "turn_undone":
+            if len(self._turn_starts) < 2:
+                raise RuleError("there is no finished turn to take back")
+            self._turn_starts.pop()
+            self.state = copy.deepcopy(self._turn_starts[-1])
+            self.state.log = s.log  # the log keeps what happened, then says it was taken back
+            self.state.note(f"turns {data['to_turn']}-{data['from_turn']} taken back: turn {data['to_turn']} again, {self.state.who(self.state.current)} to play")
+            self._last_step = None
+            return
+        else:
+            raise InputError(f"TacTile cannot replay an event of type {event.type!r}")
+        began = not was_playing and s.phase != "setup"
+        if event.type == "layout_shuffled" or event.type == "turn_ended":
+            self._last_step = None
+        else:
+            if not began:  # the first turn starts at step 0
+                s.steps += 1
+            self._last_step = (data.get("turn", 0), data.get("step", 0))
+        if event.type == "turn_ended" or began:
+            self._turn_starts.append(copy.deepcopy(s))
+
+    # ----- read ------------------------------------------------------------------------
+    def view(self) -> dict[str, Any]:
+        s = self.state
+        legal = self.legal_actions()
+        players = []
+        for pid in (p.id for p in self.players):
+            discs = s.discs_of(pid)
+            players.append(
+                {
+                    "id": pid,
+                    "name": s.who(pid),
+                    "home": tile_name(s.homes[pid]),
+                    "score_tiles": [tile_name(t) for t in s.score_tiles[pid]],
+                    "ally": s.allies[pid],
+                    "resources": dict(s.resources[pid]),
+                    "cards": [{**s.cards[c].to_dict(), "state": s.card_state[c]} for c in s.cards_of(pid)],
+                    "scored": sum(1 for d in discs if d.scored_on is not None),
+                    "eliminated": pid in s.eliminated,
+                }
+            )
+        slots = []
+        for i, slot in enumerate(s.market.slots, start=1):
+            card = s.cards[slot].to_dict() if isinstance(slot, int) else None
+            slots.append({"slot": i, "card": card, "pending": isinstance(slot, str), "empty": slot is None})
+        return {
+            "mode": s.mode,
+            "phase": s.phase,
+            "turn": {
+                "number": s.turn,
+                "player": s.current if s.phase != "setup" else None,
+                "basics_used": list(s.basics_used),
+                "basics_left": legal.basics_left(),
+                "steps": s.steps,
+            },
+            "order": list(s.order),
+            "board": {
+                "rows": layout_rows(s.tiles),
+                "tiles": [[s.colour_at((r, c)) for c in range(6)] for r in range(6)],
+                "homes": {str(pid): tile_name(t) for pid, t in s.homes.items()},
+                "unplaced": [tile_name(t) for t in s.unplaced()],
+            },
+            "discs": {
+                d.id: {
+                    "player": d.player,
+                    "tile": tile_name(d.tile) if d.tile else None,
+                    "scored_on": tile_name(d.scored_on) if d.scored_on else None,
+                }
+                for d in s.discs.values()
+            },
+            "players": players,
+            "stockpile": dict(s.stockpile),
+            "market": {
+                "slots": slots,
+                "pending": s.market.pending(),
+                "deck": s.market.deck_count(),
+                "deck_reshuffled": bool(s.market.known),
+                "discard": len(s.market.discard),
+            },
+            "legal": [a.to_dict() for a in legal] if s.phase == "play" else [],
+            "can_undo_turn": len(self._turn_starts) >= 2,
+            "winners": list(s.winners),
+            "reason": s.reason,
+            "log": s.log[-LOG_LINES:],
+        }
+
+    def outcome(self) -> dict[str, Any] | None:
+        if self.state.phase != "over":
+            return None
+        return {"winners": list(self.state.winners), "reason": self.state.reason}

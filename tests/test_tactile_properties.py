@@ -1,0 +1,86 @@
+"""TacTile invariants under random play: every step is drawn from ``legal_actions()``.
+
+Discs never share a non-home tile; resources are conserved between players
+and stockpile; cards are conserved; every listed action is accepted; and a
+replay of the log (a restart) rebuilds the same state. Small stockpiles and
+decks make the edges (empty piles, reshuffles, automatic resets) common.
+"""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from companion.errors import CompanionError
+from companion.games.base import Command
+from companion.games.tactile_board import COLOURS
+from companion.games.tactile_cards import CARD_TYPES, PENDING_KNOWN
+from test_tactile import check_invariants
+from test_tactile_script import Table
+
+
+def enter_pending(table: Table, data: st.DataObject) -> None:
+    """Enter a card into the first waiting slot: a made-up one, or a reshuffled one."""
+    market = table.game.state.market
+    slot = market.pending()[0]
+    if market.slots[slot - 1] == PENDING_KNOWN:
+        card = data.draw(st.sampled_from(sorted(market.known)), label="reshuffled card")
+        table.do("enter_card", {"slot": slot, "card": card})
+        return
+    colour = data.draw(st.sampled_from(COLOURS), label="colour")
+    kind = data.draw(st.sampled_from(CARD_TYPES), label="type")
+    cost = data.draw(st.dictionaries(st.sampled_from(COLOURS), st.integers(0, 2), max_size=2), label="cost")
+    table.do("enter_card", {"slot": slot, "colour": colour, "type": kind, "cost": cost})
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    players=st.integers(2, 4),
+    seed=st.integers(0, 10_000),
+    stock=st.integers(1, 4),
+    deck=st.integers(6, 14),
+    data=st.data(),
+)
+def test_random_legal_play_keeps_the_invariants(players: int, seed: int, stock: int, deck: int, data: st.DataObject) -> None:
+    table = Table(players, {"resources": stock, "deck_size": deck}, seed=seed)
+    for step in range(80):
+        where = f"step {step}"
+        if table.game.state.phase == "over":
+            break
+        if table.game.state.market.pending() and data.draw(st.integers(0, 3), label="enter now?") > 0:
+            enter_pending(table, data)
+        else:
+            choice = data.draw(st.integers(0, 19), label="undo?")
+            if choice == 0:
+                try:
+                    table.do("undo")
+                except CompanionError:
+                    pass  # refused undo (a finished turn) must change nothing: checked below
+            elif choice == 1 and table.game.view()["can_undo_turn"]:
+                table.do("undo_turn")
+            else:
+                legal = list(table.game.legal_actions())
+                assert legal, f"no legal action at {where}: ending the turn is always legal"
+                action = data.draw(st.sampled_from(legal), label="action")
+                name, args = action.command()
+                table.do(name, args)  # a listed action is always accepted
+        check_invariants(table, where)
+    assert table.replayed(table.events).view() == table.game.view()
+
+
+def test_refused_commands_never_change_the_state() -> None:
+    table = Table(4, {}, seed=7)
+    before = table.game.view()
+    for name, args in [
+        ("move", {"disc": "1a", "to": "c3"}),
+        ("move", {"disc": "1a", "to": [9, 9]}),
+        ("push", {"disc": "2a", "to": "e1"}),
+        ("buy", {"slot": 1}),
+        ("swap", {"card": 1, "ally_card": 2}),
+        ("gain", {"colour": "red"}),
+        ("enter_card", {"slot": 1, "colour": "red", "type": "move", "cost": {"red": 99}}),
+    ]:
+        try:
+            table.game.decide(Command(name, args))
+        except CompanionError:
+            pass
+        assert table.game.view() == before
