@@ -269,7 +269,7 @@ class PadBoxEmulator:
         try:
             d = ports.emulator_dir()
             d.mkdir(parents=True, exist_ok=True)
-            self._announce_file().write_text(self.path + "\n", encoding="utf-8")
+            self._announce_file().write_text(f"{self.path} {os.getpid()}\n", encoding="utf-8")
         except OSError as exc:
             log.warning("emulator: cannot announce %s: %s", self.path, exc)
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import queue
+import re
 import threading
 import time
 from typing import Any, ClassVar
@@ -240,7 +241,8 @@ class SerialPadBox(PadSource):
 
     def _open(self, device: str) -> serial.SerialBase | None:
         try:
-            return serial.serial_for_url(device, baudrate=self.baud, timeout=0.05, write_timeout=1.0)
+            # exclusive: a second reader on the same port would steal half the lines
+            return serial.serial_for_url(device, baudrate=self.baud, timeout=0.05, write_timeout=1.0, exclusive=True)
         except (serial.SerialException, OSError, ValueError) as exc:
             log.debug("cannot open %s: %s", device, exc)
             return None
@@ -421,8 +423,9 @@ class SerialPadBox(PadSource):
             log.warning("pad box line refused, %s: %s: %r%s", ev.reason, ev.detail, ev.line[:80], quiet)
 
     def _report_error(self, message: str) -> None:
-        if message != self.error:
-            self.error = message
+        """Keep ``message`` for status(); notify only when it says something new (not just new counts)."""
+        previous, self.error = self.error, message
+        if previous is None or re.sub(r"\d+", "#", previous) != re.sub(r"\d+", "#", message):
             self.notify("error", message)
 
     def _bank_counters(self) -> None:

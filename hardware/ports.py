@@ -83,12 +83,27 @@ def emulator_ports() -> list[PortInfo]:
         return found
     for entry in entries:
         try:
-            device = entry.read_text(encoding="utf-8").strip()
+            device, _, pid = entry.read_text(encoding="utf-8").strip().partition(" ")
         except OSError:
             continue
-        if device and os.path.exists(device):
+        # A killed emulator leaves its file behind, and its pty number may now be someone's
+        # terminal: only believe announcements of a process that is still running.
+        if device and os.path.exists(device) and _alive(pid):
             found.append(PortInfo(device, description="tabletop pad-box emulator", bridge="emulator"))
     return found
+
+
+def _alive(pid: str) -> bool:
+    """Whether process ``pid`` (text) is running."""
+    if not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def usb_ports() -> list[PortInfo]:

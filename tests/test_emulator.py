@@ -152,7 +152,8 @@ def test_candidate_ports_order_and_known_bridges(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(ports, "usb_ports", lambda: usb)
     stale = ports.emulator_dir()
     stale.mkdir(parents=True)
-    (stale / "1-dead.port").write_text("/dev/pts/does-not-exist\n", encoding="utf-8")
+    (stale / "1-dead.port").write_text("/dev/pts/does-not-exist 1\n", encoding="utf-8")
+    (stale / "2-gone.port").write_text("/dev/null 999999999\n", encoding="utf-8")  # process gone
     assert ports.candidate_ports("/dev/ttyX", "/dev/ttyY") == ["/dev/ttyX", "/dev/ttyY", "/dev/ttyUSB0"]
     assert ports.bridge_name(0x2341, 0x0043) == "Arduino"
     assert ports.bridge_name(0x10C4, 0xEA60) == "Silicon Labs CP210x"
