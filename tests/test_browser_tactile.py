@@ -1,0 +1,108 @@
+"""TacTile on two phones in Debian's Chromium: two turns played by tapping the board, the second phone follows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+from browser import TEST_PIN, LiveServer, chromium, make_service, phone, start_live_server, stop_service  # noqa: F401
+
+from companion.games.tactile import TacTile
+from web import create_app
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+LAYOUT = ["hrygbh", "rygbry", "gbrygb", "brygbr", "ygbryg", "hbrygh"]
+MARKET = [
+    {"colour": "blue", "type": "move", "cost": {"red": 1}},
+    {"colour": "green", "type": "push", "cost": {"red": 1}},
+    {"colour": "red", "type": "gain", "cost": {"red": 1}},
+    {"colour": "yellow", "type": "gain", "cost": {"blue": 2}},
+    {"colour": "yellow", "type": "push", "cost": {"green": 2}},
+    {"colour": "red", "type": "move", "cost": {"yellow": 3}},
+]
+
+
+@pytest.fixture
+def tactile_server(tmp_path: Path) -> Iterator[tuple[LiveServer, list[int]]]:
+    """A live server whose table has two players and a TacTile game with its layout and market entered."""
+    service = make_service(tmp_path / "data", games={"tactile": TacTile})
+    app = create_app({"TESTING": True, "DATA_DIR": tmp_path / "data", "PIN": TEST_PIN,
+                      "SSE_KEEPALIVE_S": 0.3, "SSE_POLL_S": 0.1}, service=service)
+    server = start_live_server(app, service)
+    try:
+        ids = [service.submit("add_player", {"name": n})["events"][0]["data"]["id"] for n in ("Ann", "Bob")]
+        service.submit("start_game", {"kind": "tactile", "settings": {"layout": "enter"}})
+        service.submit("set_layout", {"rows": LAYOUT})
+        for slot, face in enumerate(MARKET, start=1):
+            service.submit("enter_card", {"slot": slot, **face})
+        yield server, ids
+    finally:
+        server.stop()
+        stop_service(service)
+
+
+@pytest.fixture
+def second_phone(chromium: Any) -> Iterator[Any]:  # noqa: F811
+    context = chromium.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    context.set_default_timeout(20_000)
+    try:
+        yield context
+    finally:
+        context.close()
+
+
+def test_two_turns_by_tapping_the_board_and_the_other_phone_follows(tactile_server, phone, second_phone):  # noqa: F811
+    server, (ann, bob) = tactile_server
+    watcher = second_phone.new_page()
+    watcher.goto(server.url + "/")
+    watcher.locator(".tactile [data-tt=board]").wait_for()
+    assert watcher.locator("[data-tt=current]").inner_text() == "Ann"
+
+    page = phone.new_page()
+    page.goto(server.url + "/pin?next=/")
+    page.fill("#pin", TEST_PIN)
+    page.click("button[type=submit]")
+    page.locator(".tactile [data-tt=board]").wait_for()
+
+    def tile(name: str) -> Any:
+        return page.locator(f".tactile [data-tile={name}]")
+
+    # Turn 1, Ann: tap her disc on a1, the legal destinations light up, tap b1.
+    tile("a1").tap()
+    page.locator(f"[data-disc='{ann}a'].selected").wait_for()
+    assert page.locator(".tactile .tt-tile.target").evaluate_all("els => els.map(e => e.dataset.tile).sort()") == ["a2", "b1"]
+    tile("b1").tap()
+    page.locator(f"[data-tile=b1] [data-disc='{ann}a']").wait_for()
+    page.locator("[data-tt=basics] [data-basic=move].used").wait_for()
+    page.locator("[data-gain=red]").tap()
+    page.locator("[data-player='%d'] [data-colour=red]" % ann, has_text="red 1").wait_for()
+    # Two basic actions taken: only ending the turn is left.
+    page.locator("[data-tt=basics-count]", has_text="none left").wait_for()
+    page.locator("[data-tt=end-turn]").tap()
+    page.locator("[data-tt=current]", has_text="Bob").wait_for()
+
+    # Turn 2, Bob: an illegal tap is refused with the server's reason, then a legal move.
+    tile("f6").tap()
+    page.locator(f"[data-disc='{bob}a'].selected").wait_for()
+    tile("d6").tap()
+    page.locator("[data-tt=error]", has_text="d6 is not next to f6").wait_for()
+    tile("f5").tap()
+    page.locator(f"[data-tile=f5] [data-disc='{bob}a']").wait_for()
+    assert page.locator("[data-tt=error]").inner_text() == ""
+    page.locator("[data-tt=undo]").tap()
+    page.locator(f"[data-tile=f6] [data-disc='{bob}a']").wait_for()
+    tile("f6").tap()
+    tile("e6").tap()
+    page.locator(f"[data-tile=e6] [data-disc='{bob}a']").wait_for()
+    page.locator("[data-tt=end-turn]").tap()
+    page.locator("[data-tt=current]", has_text="Ann").wait_for()
+
+    # The second phone followed every step live.
+    watcher.locator(f"[data-tile=e6] [data-disc='{bob}a']").wait_for()
+    watcher.locator(f"[data-tile=b1] [data-disc='{ann}a']").wait_for()
+    watcher.locator("[data-tt=current]", has_text="Ann").wait_for()
+    assert "turn 3" in watcher.locator("[data-tt=status]").inner_text()
+    assert watcher.locator(f"[data-player='{ann}'] [data-colour=red]").inner_text().endswith("red 1")
+    assert watcher.locator("[data-tile=f5] [data-disc]").count() == 0

@@ -1,0 +1,346 @@
+/* TacTile turn tracking: the board with discs, whose turn, basic actions left, cards, market, log.
+ *
+ * Registers window.TabletopGames.tactile = {phone(el, state, api), screen(el, state)}.
+ * Recording a move is two taps: a disc, then its destination (a tap on another
+ * player's disc pushes it with an active push card). The server decides; an
+ * illegal move comes back with its reason, shown under the board. phone() is
+ * redrawn on every live update; the selected disc and half-typed forms live on
+ * the element so an update does not lose them.
+ */
+(function () {
+  "use strict";
+
+  var COLOURS = ["red", "yellow", "green", "blue"];
+  var TYPES = ["move", "gain", "push"];
+  var SHAPE = { red: "●", yellow: "▲", green: "◆", blue: "★" };  // the rulebook's colour-blind shapes
+  var BASICS = ["move", "gain", "buy", "swap", "reset"];
+
+  var CSS = [
+    ".tactile { --tt-red: #d9534f; --tt-yellow: #e8b90c; --tt-green: #4cae4c; --tt-blue: #3b82c4; }",
+    ".tactile .tt-status { font-size: 1.05rem; margin: 0.2rem 0 0.4rem; }",
+    ".tactile .tt-status strong { border-left: 0.4rem solid #888; padding-left: 0.3rem; }",
+    ".tactile .tt-basics { display: flex; gap: 0.25rem; flex-wrap: wrap; margin: 0.3rem 0; }",
+    ".tactile .tt-basics span { border: 1px solid #666; border-radius: 1rem; padding: 0.1rem 0.55rem; font-size: 0.85rem; }",
+    ".tactile .tt-basics span.used { text-decoration: line-through; opacity: 0.5; }",
+    ".tactile .tt-basics span.left { border-color: var(--accent, #f2a541); }",
+    ".tactile .tt-board { display: grid; grid-template-columns: repeat(6, 1fr); gap: 3px; width: 100%; max-width: 32rem; aspect-ratio: 1; margin: 0.4rem auto; }",
+    ".tactile .tt-tile { position: relative; border: 2px solid transparent; border-radius: 0.35rem; padding: 0; min-width: 0; min-height: 2.75rem;",
+    "  display: flex; flex-wrap: wrap; align-items: center; justify-content: center; gap: 2px; color: #fff; font-size: 0.7rem; }",
+    ".tactile .tt-tile.red { background: var(--tt-red); } .tactile .tt-tile.yellow { background: var(--tt-yellow); }",
+    ".tactile .tt-tile.green { background: var(--tt-green); } .tactile .tt-tile.blue { background: var(--tt-blue); }",
+    ".tactile .tt-tile.home { background: #222; border-color: #000; }",
+    ".tactile .tt-tile.unplaced { background: #444; }",
+    ".tactile .tt-tile .shape { position: absolute; top: 1px; left: 3px; opacity: 0.55; font-size: 0.65rem; }",
+    ".tactile .tt-tile.target { outline: 3px dashed #fff; outline-offset: -5px; }",
+    ".tactile .tt-disc { width: 1.6rem; height: 1.6rem; border-radius: 50%; border: 2px solid #fff; display: inline-flex;",
+    "  align-items: center; justify-content: center; font-weight: 800; font-size: 0.7rem; color: #000; box-shadow: 0 1px 3px #0008; }",
+    ".tactile .tt-disc.selected { outline: 3px solid #fff; outline-offset: 2px; transform: scale(1.1); }",
+    ".tactile .tt-error { color: #ff8a80; min-height: 1.2rem; font-size: 0.9rem; }",
+    ".tactile .tt-row { display: flex; gap: 0.4rem; flex-wrap: wrap; align-items: center; margin: 0.35rem 0; }",
+    ".tactile .tt-row button { min-height: 2.75rem; }",
+    ".tactile .tt-players { display: grid; gap: 0.4rem; }",
+    ".tactile .tt-player { border-top: 1px solid #3a3f48; padding: 0.35rem 0; }",
+    ".tactile .tt-player.current { background: #f2a54118; }",
+    ".tactile .tt-player .name { font-weight: 700; border-left: 0.4rem solid #888; padding-left: 0.35rem; }",
+    ".tactile .tt-res span { margin-right: 0.5rem; font-variant-numeric: tabular-nums; }",
+    ".tactile .tt-card { display: inline-block; border-radius: 0.35rem; padding: 0.15rem 0.4rem; margin: 0.1rem; font-size: 0.8rem; color: #fff; border: 2px solid transparent; }",
+    ".tactile .tt-card.red { background: var(--tt-red); } .tactile .tt-card.yellow { background: var(--tt-yellow); color: #000; }",
+    ".tactile .tt-card.green { background: var(--tt-green); } .tactile .tt-card.blue { background: var(--tt-blue); }",
+    ".tactile .tt-card.active { border-color: #fff; box-shadow: 0 0 0.4rem #fff; }",
+    ".tactile .tt-card.used { opacity: 0.45; text-decoration: line-through; }",
+    ".tactile .tt-market { display: grid; grid-template-columns: repeat(3, 1fr); gap: 0.3rem; }",
+    ".tactile .tt-slot { border: 1px solid #3a3f48; border-radius: 0.4rem; padding: 0.3rem; font-size: 0.8rem; }",
+    ".tactile .tt-slot button { width: 100%; margin-top: 0.2rem; min-height: 2.5rem; }",
+    ".tactile .tt-entry { border: 2px solid var(--accent, #f2a541); border-radius: 0.6rem; padding: 0.5rem; margin: 0.5rem 0; }",
+    ".tactile .tt-entry input { width: 3rem; font-size: 1.1rem; text-align: center; }",
+    ".tactile .tt-log { font-size: 0.8rem; max-height: 12rem; overflow-y: auto; padding-left: 1.2rem; }",
+    ".tactile .tt-outcome { font-size: 1.2rem; font-weight: 800; color: var(--ok, #5cb85c); }",
+    "body.screen .tactile .tt-screen { display: grid; grid-template-columns: 3fr 2fr; gap: 1.5rem; align-items: start; }",
+    "body.screen .tactile .tt-board { max-width: min(40rem, 72vh); }",
+    "body.screen .tactile .tt-players, body.screen .tactile .tt-market { font-size: 1rem; }",
+    "body.screen .tactile .tt-disc { width: 2.6rem; height: 2.6rem; font-size: 1rem; }"
+  ].join("\n");
+
+  function injectCss() {
+    if (document.getElementById("tactile-css")) { return; }
+    var style = document.createElement("style");
+    style.id = "tactile-css";
+    style.textContent = CSS;
+    document.head.appendChild(style);
+  }
+
+  /* h("div", {class: "x", onclick: fn}, [children or text]) */
+  function h(tag, attrs, children) {
+    var e = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) {
+      var v = attrs[k];
+      if (v === null || v === undefined || v === false) { return; }
+      if (k.indexOf("on") === 0 && typeof v === "function") { e.addEventListener(k.slice(2), v); }
+      else if (k === "style") { e.style.cssText = v; }
+      else { e.setAttribute(k, v === true ? "" : String(v)); }
+    });
+    (Array.isArray(children) ? children : children === undefined ? [] : [children]).forEach(function (c) {
+      if (c === null || c === undefined || c === false) { return; }
+      e.appendChild(typeof c === "string" || typeof c === "number" ? document.createTextNode(String(c)) : c);
+    });
+    return e;
+  }
+
+  function tileName(r, c) { return "abcdef".charAt(c) + (r + 1); }
+
+  function tablePlayer(state, id) {
+    return (state.players || []).filter(function (p) { return p.id === id; })[0] || { name: "player " + id, colour: "#888" };
+  }
+
+  function costText(cost) {
+    var parts = COLOURS.filter(function (c) { return cost[c]; }).map(function (c) { return cost[c] + SHAPE[c]; });
+    return parts.length ? parts.join(" ") : "free";
+  }
+
+  function cardChip(card, stateName) {
+    return h("span", { "class": "tt-card " + card.colour + (stateName ? " " + stateName : ""), "data-card": card.id,
+      "data-state": stateName || null, title: card.colour + " " + card.type + " (" + (stateName || "market") + ")" },
+      "#" + card.id + " " + SHAPE[card.colour] + " " + card.type + (stateName ? " · " + stateName : ""));
+  }
+
+  /* ---- pieces shared by phone and screen ----------------------------------- */
+  function statusLine(state, view, outcome) {
+    if (outcome) {
+      var names = outcome.winners.map(function (w) { return tablePlayer(state, w).name; }).join(" and ");
+      return h("p", { "class": "tt-outcome", "data-tt": "outcome" }, names + " win: " + outcome.reason);
+    }
+    if (view.phase === "setup") {
+      return h("p", { "class": "tt-status", "data-tt": "status" }, "Setting up: " + view.board.unplaced.length + " tiles to enter");
+    }
+    var p = tablePlayer(state, view.turn.player);
+    return h("p", { "class": "tt-status", "data-tt": "status" }, [
+      view.mode.charAt(0).toUpperCase() + view.mode.slice(1) + " · turn " + view.turn.number + ": ",
+      h("strong", { "data-tt": "current", style: "border-left-color:" + p.colour }, p.name)
+    ]);
+  }
+
+  function basicsLine(view) {
+    return h("div", { "class": "tt-basics", "data-tt": "basics" }, BASICS.map(function (b) {
+      var used = view.turn.basics_used.indexOf(b) >= 0;
+      var left = view.turn.basics_left.indexOf(b) >= 0;
+      return h("span", { "class": used ? "used" : left ? "left" : "", "data-basic": b, "data-left": left ? "1" : "0" }, b);
+    }).concat([h("span", { "data-tt": "basics-count" }, view.turn.basics_left.length ? (2 - view.turn.basics_used.length) + " left" : "none left")]));
+  }
+
+  function board(state, view, ui, onTap) {
+    var discsAt = {};
+    Object.keys(view.discs).sort().forEach(function (id) {
+      var d = view.discs[id];
+      if (d.tile) { (discsAt[d.tile] = discsAt[d.tile] || []).push(id); }
+    });
+    var targets = {};
+    if (ui && ui.selected) {
+      view.legal.forEach(function (a) { if (a.disc === ui.selected && a.to) { targets[a.to] = true; } });
+    }
+    var homes = {};
+    Object.keys(view.board.homes).forEach(function (pid) { homes[view.board.homes[pid]] = parseInt(pid, 10); });
+    var cells = [];
+    for (var r = 0; r < 6; r++) {
+      for (var c = 0; c < 6; c++) {
+        var name = tileName(r, c);
+        var colour = view.board.tiles[r][c];
+        var corner = (r === 0 || r === 5) && (c === 0 || c === 5);
+        var cls = "tt-tile " + (corner ? "home" : colour || "unplaced") + (targets[name] ? " target" : "");
+        var owner = homes[name];
+        var style = corner && owner !== undefined ? "border-color:" + tablePlayer(state, owner).colour : null;
+        var kids = [corner ? null : h("span", { "class": "shape", "aria-hidden": "true" }, colour ? SHAPE[colour] : "")];
+        (discsAt[name] || []).forEach(function (id) {
+          var p = tablePlayer(state, view.discs[id].player);
+          kids.push(h("span", { "class": "tt-disc" + (ui && ui.selected === id ? " selected" : ""), "data-disc": id,
+            style: "background:" + p.colour }, id));
+        });
+        cells.push(h(onTap ? "button" : "div", {
+          type: onTap ? "button" : null, "class": cls, "data-tile": name, style: style,
+          "aria-label": name + " " + (corner ? "home" : colour || "not placed") + ((discsAt[name] || []).length ? ", discs " + discsAt[name].join(" ") : ""),
+          onclick: onTap ? (function (n, ds) { return function () { onTap(n, ds); }; })(name, discsAt[name] || []) : null
+        }, kids));
+      }
+    }
+    return h("div", { "class": "tt-board", "data-tt": "board" }, cells);
+  }
+
+  function playersBlock(state, view) {
+    return h("div", { "class": "tt-players", "data-tt": "players" }, view.players.map(function (p) {
+      var tp = tablePlayer(state, p.id);
+      return h("div", { "class": "tt-player" + (p.id === view.turn.player ? " current" : ""), "data-player": p.id }, [
+        h("div", {}, [h("span", { "class": "name", style: "border-left-color:" + tp.colour }, tp.name),
+          " · home " + p.home + " · scores on " + p.score_tiles.join("/") + " · scored " ,
+          h("span", { "data-tt": "scored" }, String(p.scored)),
+          p.eliminated ? " · eliminated" : "", p.ally ? " · ally " + tablePlayer(state, p.ally).name : ""]),
+        h("div", { "class": "tt-res", "data-tt": "resources" }, COLOURS.map(function (c) {
+          return h("span", { "data-colour": c }, SHAPE[c] + " " + c + " " + p.resources[c]);
+        })),
+        h("div", { "data-tt": "cards" }, p.cards.length ? p.cards.map(function (card) { return cardChip(card, card.state); }) : "no cards")
+      ]);
+    }));
+  }
+
+  function marketBlock(view, onBuy) {
+    var buyable = {};
+    view.legal.forEach(function (a) { if (a.kind === "buy") { buyable[a.slot] = true; } });
+    return h("div", {}, [
+      h("div", { "class": "tt-market", "data-tt": "market" }, view.market.slots.map(function (s) {
+        return h("div", { "class": "tt-slot", "data-slot": s.slot }, [
+          h("div", {}, "slot " + s.slot),
+          s.card ? cardChip(s.card, null) : h("em", {}, s.pending ? "enter this card" : "empty"),
+          s.card ? h("div", {}, "cost " + costText(s.card.cost)) : null,
+          onBuy && s.card ? h("button", { type: "button", "data-buy": s.slot, disabled: !buyable[s.slot], onclick: function () { onBuy(s.slot); } }, "Buy") : null
+        ]);
+      })),
+      h("div", { "data-tt": "deck" }, "deck " + view.market.deck + (view.market.deck_reshuffled ? " (reshuffled)" : "") +
+        " · discard " + view.market.discard + " · stockpile " + COLOURS.map(function (c) { return SHAPE[c] + view.stockpile[c]; }).join(" "))
+    ]);
+  }
+
+  function logBlock(view) {
+    return h("details", { "data-tt": "log-box" }, [h("summary", {}, "Log"),
+      h("ol", { "class": "tt-log", "data-tt": "log" }, view.log.slice().reverse().map(function (line) { return h("li", {}, line); }))]);
+  }
+
+  /* ---- phone: controls --------------------------------------------------------- */
+  function uiFor(el, state) {
+    var gameId = state.game.game_id;
+    if (!el._tactile || el._tactile.gameId !== gameId) {
+      el._tactile = { gameId: gameId, selected: null, error: "", entry: { colour: "red", type: "move", cost: {} }, give: "red", take: "yellow", layout: "" };
+    }
+    return el._tactile;
+  }
+
+  function phone(el, state, api) {
+    injectCss();
+    var view = state.game.view;
+    var outcome = state.game.outcome;
+    var ui = uiFor(el, state);
+    ui.state = state;  // a redraw after a reply uses the newest state, not this call's
+    var redraw = function () { phone(el, ui.state, api); };
+
+    function send(name, args) {
+      ui.error = "";
+      return api.command(name, args).then(function () { ui.selected = null; ui.error = ""; redraw(); })
+        .catch(function (err) { ui.error = err && err.message ? err.message : String(err); redraw(); });
+    }
+
+    function onTap(tile, discs) {
+      // A highlighted destination of the selected disc moves it (or pushes it); a tap on discs
+      // selects one (tapping again cycles through a home tile's discs); a tap on an empty tile
+      // asks the server anyway, so an illegal move comes back with its reason.
+      var targets = view.legal.filter(function (a) { return a.disc === ui.selected && a.to === tile; });
+      if (ui.selected && targets.length) { send(targets[0].kind === "push" ? "push" : "move", { disc: ui.selected, to: tile }); return; }
+      if (discs.length) {
+        var mine = discs.filter(function (id) { return view.discs[id].player === view.turn.player; });
+        var pool = mine.length ? mine : discs;
+        var at = pool.indexOf(ui.selected);
+        ui.selected = at >= 0 && pool.length === 1 ? null : pool[(at + 1) % pool.length];
+        ui.error = "";
+        redraw();
+        return;
+      }
+      if (ui.selected) { send("move", { disc: ui.selected, to: tile }); }
+    }
+
+    el.innerHTML = "";
+    var root = h("div", { "class": "tactile", "data-tt": "phone" });
+    el.appendChild(root);
+    root.appendChild(statusLine(state, view, outcome));
+
+    if (view.phase === "setup") {
+      root.appendChild(layoutForm(ui, send));
+    }
+    if (view.phase === "play") {
+      root.appendChild(basicsLine(view));
+    }
+    root.appendChild(board(state, view, ui, view.phase === "play" ? onTap : null));
+    root.appendChild(h("div", { "class": "tt-error", "data-tt": "error", role: "alert" }, ui.error));
+    root.appendChild(h("p", { "data-tt": "hint" }, ui.selected ? "Disc " + ui.selected + " selected: tap where it goes." : view.phase === "play" ? "Tap a disc, then its destination." : ""));
+    if (view.market.pending.length && !outcome) {
+      root.appendChild(entryForm(ui, view, send));
+    }
+    if (view.phase === "play") {
+      root.appendChild(actionRow(ui, view, send));
+    }
+    root.appendChild(playersBlock(state, view));
+    root.appendChild(h("h3", {}, "Market"));
+    root.appendChild(marketBlock(view, view.phase === "play" ? function (slot) { send("buy", { slot: slot }); } : null));
+    root.appendChild(logBlock(view));
+  }
+
+  function actionRow(ui, view, send) {
+    var gains = {};
+    view.legal.forEach(function (a) { if (a.kind === "gain" || a.kind === "card_gain") { gains[a.colour] = true; } });
+    var row = h("div", { "class": "tt-row", "data-tt": "actions" }, []);
+    COLOURS.forEach(function (c) {
+      if (gains[c]) { row.appendChild(h("button", { type: "button", "data-gain": c, onclick: function () { send("gain", { colour: c }); } }, "Gain " + SHAPE[c] + " " + c)); }
+    });
+    var give = h("select", { "aria-label": "give", onchange: function (e) { ui.give = e.target.value; } }, COLOURS.map(function (c) { return h("option", { value: c, selected: ui.give === c }, c); }));
+    var take = h("select", { "aria-label": "take", onchange: function (e) { ui.take = e.target.value; } }, COLOURS.map(function (c) { return h("option", { value: c, selected: ui.take === c }, c); }));
+    var swap = h("div", { "class": "tt-row" }, [give, "→", take,
+      h("button", { type: "button", "data-tt": "swap", onclick: function () { send("swap", { give: ui.give, take: ui.take }); } }, "Swap")]);
+    var ends = h("div", { "class": "tt-row" }, [
+      h("button", { type: "button", "data-tt": "reset-market", onclick: function () { send("reset_market", {}); } }, "Reset market"),
+      h("button", { type: "button", "class": "primary", "data-tt": "end-turn", onclick: function () { send("end_turn", {}); } }, "End turn"),
+      h("button", { type: "button", "class": "secondary", "data-tt": "undo", onclick: function () { send("undo", {}); } }, "Undo step"),
+      view.can_undo_turn ? h("button", { type: "button", "class": "secondary", "data-tt": "undo-turn", onclick: function () {
+        if (window.confirm("Take back the whole previous turn?")) { send("undo_turn", {}); }
+      } }, "Undo turn") : null
+    ]);
+    return h("div", {}, [row, swap, ends]);
+  }
+
+  function entryForm(ui, view, send) {
+    var slot = view.market.pending[0];
+    var e = ui.entry;
+    function select(key, options) {
+      return h("select", { "aria-label": "card " + key, onchange: function (ev) { e[key] = ev.target.value; } },
+        options.map(function (o) { return h("option", { value: o, selected: e[key] === o }, o); }));
+    }
+    var costs = COLOURS.map(function (c) {
+      return h("label", {}, [SHAPE[c] + " ", h("input", { type: "number", min: "0", max: "16", inputmode: "numeric", "aria-label": "cost " + c,
+        value: e.cost[c] || "", oninput: function (ev) { e.cost[c] = parseInt(ev.target.value, 10) || 0; } })]);
+    });
+    return h("div", { "class": "tt-entry", "data-tt": "entry" }, [
+      h("strong", {}, "Market slot " + slot + " shows a new card: enter it"),
+      h("div", { "class": "tt-row" }, [select("colour", COLOURS), select("type", TYPES)]),
+      h("div", { "class": "tt-row" }, ["cost"].concat(costs)),
+      h("button", { type: "button", "class": "primary", "data-tt": "enter-card", onclick: function () {
+        var cost = {};
+        COLOURS.forEach(function (c) { if (e.cost[c]) { cost[c] = e.cost[c]; } });
+        send("enter_card", { slot: slot, colour: e.colour, type: e.type, cost: cost }).then(function () { e.cost = {}; });
+      } }, "Enter card")
+    ]);
+  }
+
+  function layoutForm(ui, send) {
+    var area = h("textarea", { rows: "6", "aria-label": "layout rows", placeholder: "hrygbh\nrygbry\n…", oninput: function (ev) { ui.layout = ev.target.value; } });
+    area.value = ui.layout;
+    return h("div", { "class": "tt-entry", "data-tt": "layout" }, [
+      h("div", {}, "Enter the dealt layout: six rows of h (home), r, y, g, b, top row first."),
+      area,
+      h("button", { type: "button", "class": "primary", onclick: function () {
+        send("set_layout", { rows: ui.layout.split(/\s+/).filter(Boolean) });
+      } }, "Set layout")
+    ]);
+  }
+
+  /* ---- table screen: read-only --------------------------------------------------- */
+  function screen(el, state) {
+    injectCss();
+    var view = state.game.view;
+    el.innerHTML = "";
+    var root = h("div", { "class": "tactile", "data-tt": "screen" });
+    el.appendChild(root);
+    root.appendChild(statusLine(state, view, state.game.outcome));
+    if (view.phase === "play") { root.appendChild(basicsLine(view)); }
+    root.appendChild(h("div", { "class": "tt-screen" }, [
+      board(state, view, null, null),
+      h("div", {}, [playersBlock(state, view), h("h3", {}, "Market"), marketBlock(view, null), logBlock(view)])
+    ]));
+  }
+
+  window.TabletopGames = window.TabletopGames || {};
+  window.TabletopGames.tactile = { phone: phone, screen: screen };
+})();
