@@ -8,12 +8,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from companion.errors import InputError, RuleError
 from companion.games import GAMES, load_games
 from companion.games.base import Command, Event, Player
 from companion.games.tap4 import Tap4
-from companion.games.tap4_scoring import DECK_POINTS, DECK_SIZE, card_points, check_round, max_points
+from companion.games.tap4_scoring import (
+    CARD_KEYS,
+    DECK,
+    DECK_POINTS,
+    DECK_SIZE,
+    card_points,
+    check_round,
+    deal_plan,
+    max_points,
+)
 
 SCENARIOS = Path(__file__).parent / "scenarios" / "tap4"
 
@@ -301,3 +312,37 @@ def test_start_rotates_left_over_many_rounds(count):
 def test_undo_of_a_non_sheet_event_is_left_to_the_table():
     game = Tap4(_players(["Ann", "Bob", "Cat"]), {})
     game.check_undo(Event("player_added", {}), Command("undo"))  # no error: not ours to judge
+
+
+# ----- property: what is accepted always fits the deck ------------------------
+
+_counts = st.dictionaries(st.sampled_from(CARD_KEYS), st.integers(min_value=0, max_value=9), max_size=5)
+
+
+@settings(max_examples=300, deadline=None)
+@given(players=st.integers(min_value=2, max_value=6), data=st.data())
+def test_accepted_rounds_always_fit_the_deck_and_refused_ones_do_not(players, data):
+    names = [f"P{i}" for i in range(players)]
+    ps = _players(names)
+    out = data.draw(st.sets(st.integers(min_value=1, max_value=players), max_size=2), label="out")
+    hands = {p.id: data.draw(_counts, label=f"cards {p.id}") for p in ps}
+    entries = [{"player": p.id, "out": True} if p.id in out else {"player": p.id, "cards": hands[p.id]} for p in ps]
+    # Independent oracle: the rules as the rulebook and docs/games/tap4.md state them.
+    held = [p.id for p in ps if p.id not in out]
+    possible = (
+        len(out) == 1
+        and all(sum(hands[pid].values()) > 0 for pid in held)
+        and all(sum(hands[pid].get(k, 0) for pid in held) <= DECK[k] for k in CARD_KEYS)
+        and sum(sum(hands[pid].values()) for pid in held) <= deal_plan(players).dealt
+    )
+    try:
+        result = check_round([(p.id, p.name) for p in ps], entries)
+    except (InputError, RuleError):
+        assert not possible
+        return
+    assert possible
+    assert [e["player"] for e in result] == [p.id for p in ps]
+    assert sum(1 for e in result if e["points"] == 0) == 1
+    for e in result:
+        if e["mode"] == "cards":
+            assert e["points"] == card_points(hands[e["player"]])

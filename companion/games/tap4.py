@@ -33,6 +33,13 @@ from companion.games.tap4_scoring import (
 ROUND_EVENTS = frozenset({"starter_chosen", "round_entered", "round_edited"})
 
 
+def _compact(entry: dict[str, Any]) -> dict[str, Any]:
+    """An entry for the view: card counts without the zeros, to keep live updates small."""
+    if entry.get("cards") is None:
+        return entry
+    return {**entry, "cards": {k: n for k, n in entry["cards"].items() if n}}
+
+
 def standings(players: Sequence[int], totals: Sequence[int]) -> list[dict[str, Any]]:
     """Players ranked by total, lowest first; equal totals share a place (1, 1, 3)."""
     order = sorted(range(len(players)), key=lambda i: (totals[i], i))
@@ -266,7 +273,7 @@ class Tap4(Game):
                     "out": next(e["player"] for e in rnd["entries"] if e["mode"] == "out"),
                     "points": [by_player[p]["points"] for p in ids],
                     "totals": running,
-                    "entries": [by_player[p] for p in ids],
+                    "entries": [_compact(by_player[p]) for p in ids],
                     "entered_by": rnd["entered_by"],
                     "edits": rnd["edits"],
                     "edited_by": rnd["edited_by"],
