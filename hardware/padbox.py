@@ -119,6 +119,13 @@ class SerialPadBox(PadSource):
 
     def stop(self) -> None:
         """Stop reading and close the port. Safe to call twice."""
+        port = self.serial
+        if self.streaming and port is not None:
+            try:  # best effort: a box that does not reset on open would otherwise keep streaming
+                port.write(p.encode_stream(False))
+            except Exception:
+                pass
+            self.streaming = False
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=5)

@@ -216,14 +216,17 @@ class PadBoxProtocol:
 
     Every refused line is counted in ``counters`` under its reason (see
     :data:`REFUSAL_REASONS`), plus ``lines`` (accepted lines), ``dropped``
-    (lines lost, from sequence gaps), ``hits`` and ``bytes``.
+    (lines lost, from sequence gaps), ``hits``, ``bytes`` and ``internal``
+    (a bug in this parser, caught and logged; tests require it to stay 0).
     """
 
     def __init__(self) -> None:
         self._buf = bytearray()
         self._discarding = False
         self._session: _Session | None = None
-        self.counters: dict[str, int] = {name: 0 for name in ("bytes", "lines", "hits", "dropped", *REFUSAL_REASONS)}
+        self.counters: dict[str, int] = {
+            name: 0 for name in ("bytes", "lines", "hits", "dropped", "internal", *REFUSAL_REASONS)
+        }
 
     @property
     def hello(self) -> Hello | None:
@@ -242,6 +245,7 @@ class PadBoxProtocol:
         try:
             self._feed(bytes(data), events)
         except Exception:  # a bug here must never take the reader thread down
+            self.counters["internal"] += 1
             log.exception("pad box protocol: internal error; line buffer cleared")
             self._buf.clear()
             self._discarding = False

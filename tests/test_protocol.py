@@ -62,6 +62,19 @@ def test_every_split_point_gives_the_same_events(split: int) -> None:
     assert counters == WHOLE_COUNTERS
 
 
+def test_internal_error_is_contained_and_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    proto = p.PadBoxProtocol()
+
+    def broken(line: bytes, events: list[p.Event]) -> None:
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(proto, "_line", broken)
+    assert proto.data_received(HELLO) == []
+    assert proto.counters["internal"] == 1
+    monkeypatch.undo()
+    assert isinstance(proto.data_received(HELLO)[0], p.Hello)  # and it carries on
+
+
 def test_byte_at_a_time_gives_the_same_events() -> None:
     events, counters = run([STREAM[i:i + 1] for i in range(len(STREAM))])
     assert events == WHOLE
@@ -199,6 +212,7 @@ def test_random_bytes_never_raise_and_never_hit(chunks: list[bytes]) -> None:
         events = proto.data_received(chunk)
         assert not [e for e in events if isinstance(e, p.Hit)]
     assert proto.counters["hits"] == 0
+    assert proto.counters["internal"] == 0  # refused by the rules, not by an exception
 
 
 @st.composite
@@ -241,6 +255,7 @@ def test_damaged_lines_never_become_hits(stream: tuple[bytes, set[int]], chunk: 
     for i in range(0, len(data), chunk):
         events.extend(proto.data_received(data[i:i + chunk]))
     hits = {(h.pad, h.t, h.kind, h.peak) for h in events if isinstance(h, p.Hit)}
+    assert proto.counters["internal"] == 0
     assert hits <= GOOD_HITS  # nothing made up
     refused = [e for e in events if isinstance(e, p.Refused)]
     assert len(refused) == len(damaged)  # each damaged line refused, once
