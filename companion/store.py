@@ -90,6 +90,10 @@ def _row_to_dict(row: tuple[Any, ...]) -> dict[str, Any]:
 _COLUMNS = "seq, at, game_id, type, data, actor"
 
 
+class _Foreign(Exception):
+    """Raised inside append when the log grew behind this store's back."""
+
+
 class EventStore:
     """The SQLite event log at ``path`` (created if missing).
 
@@ -222,11 +226,21 @@ class EventStore:
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
                 try:
+                    # The loop numbers events itself; someone else writing to the file would break that.
+                    actual = self._conn.execute("SELECT max(seq) FROM events").fetchone()[0] or 0
+                    if actual != self._last_seq:
+                        raise _Foreign(actual)
                     self._conn.executemany(f"INSERT INTO events({_COLUMNS}) VALUES (?,?,?,?,?,?)", rows)
                     self._conn.execute("COMMIT")
                 except BaseException:
                     self._conn.execute("ROLLBACK")
                     raise
+            except _Foreign as exc:
+                raise StoreError(
+                    f"another program wrote to the event log {self.path} (it ends at {exc.args[0]}, "
+                    f"this service wrote up to {self._last_seq}); is a second tabletop service using it? "
+                    "Stop the other one and restart this one."
+                ) from None
             except sqlite3.Error as exc:
                 raise StoreError(f"could not write to the event log {self.path}: {exc}") from None
             self._last_seq = seq

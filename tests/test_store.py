@@ -226,3 +226,11 @@ def test_a_closed_store_refuses_writes_and_reads(db: Path) -> None:
         store.append([NewEvent("x")])
     with pytest.raises(StoreError, match="closed"):
         store.all_events()
+
+
+def test_a_second_writer_is_detected_instead_of_interleaving(db: Path) -> None:
+    with EventStore(db) as ours, EventStore(db) as theirs:
+        ours.append([NewEvent("ours")])
+        with pytest.raises(StoreError, match="another program wrote to the event log.*second tabletop service"):
+            theirs.append([NewEvent("theirs")])
+        assert [e["type"] for e in ours.all_events()] == ["ours"]
