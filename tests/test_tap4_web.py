@@ -91,3 +91,32 @@ def test_the_ui_script_is_served_and_offered_to_pages(client):
     assert response.status_code == 200
     assert b"window.TabletopGames.tap4" in response.data
     assert b'content="tap4' in client.get("/").data or b",tap4" in client.get("/").data
+
+
+def _trusted(client: Any) -> str:
+    token = client.get("/api/session").get_json()["csrf_token"]
+    assert client.post("/api/pin", json={"pin": TEST_PIN}, headers={"X-CSRF-Token": token}).status_code == 200
+    return token
+
+
+@pytest.mark.parametrize(
+    "entries, status, words",
+    [
+        ([{"player": "A", "out": True}, {"player": "B", "cards": {"7": 5}}, {"player": "C", "cards": {"7": 4}}],
+         409, "too many 7s: Bob 5 + Cat 4 = 9"),
+        ([{"player": "A", "out": True}, {"player": "B", "total": -3}, {"player": "C", "total": 4}],
+         400, "Bob's total must not be negative"),
+        ([{"player": "A", "out": True}, {"player": "B", "out": True}, {"player": "C", "total": 4}],
+         409, "Ann and Bob are marked out"),
+    ],
+)
+def test_impossible_round_through_the_api_is_refused_and_changes_nothing(client, service, entries, status, words):
+    game_id, (a, b, c) = _play(service)
+    token = _trusted(client)
+    ids = {"A": a, "B": b, "C": c}
+    before = service.snapshot()
+    body = {"name": "edit_round", "args": {"round": 1, "entries": [{**e, "player": ids[e["player"]]} for e in entries]}}
+    response = client.post("/api/command", json=body, headers={"X-CSRF-Token": token})
+    assert response.status_code == status
+    assert words in response.get_json()["error"]
+    assert service.snapshot() == before
