@@ -77,18 +77,21 @@ def run_steps(table: Table, steps: list[dict[str, Any]], name: str) -> None:
                 assert len(lines) == 1, where
                 before, log_length = table.game.view(), len(table.events)
                 with pytest.raises(CompanionError) as info:
-                    table.play(lines[0])
+                    table.play(lines[0], step.get("at_us", 0))
                 assert step["refused"] in str(info.value), f"{where}: got {info.value}"
                 assert table.game.view() == before, f"refusal changed the state at {where}"
                 assert len(table.events) == log_length, where
             else:
                 for line in lines:
                     try:
-                        table.play(line)
+                        table.play(line, step.get("at_us", 0))
                     except CompanionError as error:
                         raise AssertionError(f"{where}: '{line}' refused: {error}") from error
         if "market" in step:
             table.fill_market(step["market"])
+        if "hit" in step:
+            hit = step["hit"]
+            table.hit(hit["pad"], hit.get("kind", "slap"), hit.get("at_us", 0))
         for path, want in step.get("expect", {}).items():
             got = lookup(table.game.view(), path)
             assert got == want, f"{where}: {path} is {got!r}, expected {want!r}"
@@ -209,6 +212,7 @@ def test_first_player_setting_sets_the_turn_order() -> None:
         ({"first_player": 9}, "'first_player'"),
         ({"first_player": "ann"}, "'first_player'"),
         ({"push_needs_contact": "yes"}, "'push_needs_contact'"),
+        ({"pad_ends_turn": 1}, "'pad_ends_turn'"),
         ({"pushes": True}, "no setting 'pushes'"),
     ],
 )

@@ -19,6 +19,7 @@ from typing import Any
 
 from companion.games.base import Command, Event, Player
 from companion.games.tactile import TacTile
+from hardware.hits import HitKind, PadHit
 
 
 def parse_line(line: str) -> tuple[str, dict[str, Any]]:
@@ -73,21 +74,28 @@ class Table:
             game.evolve(event)
         return game
 
-    def do(self, name: str, args: dict[str, Any] | None = None) -> list[Event]:
+    def do(self, name: str, args: dict[str, Any] | None = None, at_us: int = 0) -> list[Event]:
         """Submit one command; on success its events are logged and folded in."""
         if name == "undo":
             self.game.check_undo(self.events[-1], Command("undo"))
             self.events.pop()
             self.game = self.replayed(self.events)
             return []
-        events = self.game.decide(Command(name, args or {}))
+        return self._fold(self.game.decide(Command(name, args or {}, at_us=at_us)))
+
+    def hit(self, pad: int, kind: str = "slap", at_us: int = 0) -> list[Event]:
+        """A pad hit, offered to the game as the table does (with the pad's player)."""
+        player = self.game.player_for_pad(pad)
+        return self._fold(self.game.decide_hit(PadHit(pad, at_us, HitKind(kind)), player))
+
+    def _fold(self, events: list[Event]) -> list[Event]:
         for event in events:
             self.game.evolve(event)
         self.events.extend(events)
         return events
 
-    def play(self, line: str) -> list[Event]:
-        return self.do(*parse_line(line))
+    def play(self, line: str, at_us: int = 0) -> list[Event]:
+        return self.do(*parse_line(line), at_us=at_us)
 
     def fill_market(self, faces: list[str]) -> None:
         """Enter cards into the pending slots, in slot order: each face like ``"red move blue:2"``."""

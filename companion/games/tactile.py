@@ -32,6 +32,7 @@ from companion.games.tactile_board import (
 )
 from companion.games.tactile_cards import MARKET_SIZE, Card, Market, parse_face, PENDING_KNOWN
 from companion.games.tactile_state import Disc, TactileState, empty_layout
+from hardware.hits import HitKind, PadHit
 
 #: Action kind -> the event type that records it.
 EVENT_OF: dict[str, str] = {
@@ -78,6 +79,7 @@ class TacTile(Game):
     title: ClassVar[str] = "TacTile"
     min_players: ClassVar[int] = 2
     max_players: ClassVar[int] = 4
+    uses_pads: ClassVar[bool] = True  # optional: a slap on your own pad ends your turn
     command_specs: ClassVar[tuple[CommandSpec, ...]] = (
         CommandSpec("move", "Move a disc: {disc, to, card?}; card = an active move card's id or \"basic\"; another player's disc is pushed"),
         CommandSpec("push", "Push another player's disc with an active push card: {disc, to, card?}"),
@@ -136,6 +138,7 @@ class TacTile(Game):
             "deck_size": 120,
             "first_player": None,
             "push_needs_contact": False,
+            "pad_ends_turn": True,
         }
 
     @classmethod
@@ -159,8 +162,9 @@ class TacTile(Game):
         first = out["first_player"]
         if first is not None and (isinstance(first, bool) or not isinstance(first, int)):
             raise InputError(f"'first_player' must be a player id or null, got {first!r}")
-        if not isinstance(out["push_needs_contact"], bool):
-            raise InputError(f"'push_needs_contact' must be true or false, got {out['push_needs_contact']!r}")
+        for key in ("push_needs_contact", "pad_ends_turn"):
+            if not isinstance(out[key], bool):
+                raise InputError(f"'{key}' must be true or false, got {out[key]!r}")
         return out
 
     # ----- queries ----------------------------------------------------------------
@@ -177,25 +181,35 @@ class TacTile(Game):
         if self.settings["layout"] != "shuffle":
             return []
         rows = layout_rows(shuffled_layout(self.settings["tiles"], command.seed))
-        return [Event("layout_shuffled", {"rows": rows, "seed": command.seed})]
+        return [Event("layout_shuffled", {"rows": rows, "seed": command.seed, "at_us": command.at_us})]
 
-    def _stamp(self, data: dict[str, Any]) -> dict[str, Any]:
-        """Every step carries its turn and step number, so undo knows what it takes back."""
-        return {"turn": self.state.turn, "step": self.state.steps + 1, "player": self.state.current, **data}
+    def _stamp(self, data: dict[str, Any], at_us: int) -> dict[str, Any]:
+        """Every step carries its turn and step number (so undo knows what it takes back) and its time."""
+        return {"turn": self.state.turn, "step": self.state.steps + 1, "player": self.state.current, "at_us": at_us, **data}
 
     def decide(self, command: Command) -> list[Event]:
         name, args = command.name, command.args
         if name in ACTION_COMMANDS:
-            return [self._decide_action(name, args)]
+            return [self._decide_action(name, args, command.at_us)]
         if name == "enter_card":
-            return [self._decide_enter_card(args)]
+            return [self._decide_enter_card(args, command.at_us)]
         if name in ("place_tile", "set_layout"):
-            return [self._decide_layout(name, args)]
+            return [self._decide_layout(name, args, command.at_us)]
         if name == "undo_turn":
-            return [self._decide_undo_turn()]
+            return [self._decide_undo_turn(command.at_us)]
         raise InputError(f"TacTile has no command {name!r}; commands: {', '.join(sorted(self.command_names()))}")
 
-    def _decide_action(self, name: str, args: Mapping[str, Any]) -> Event:
+    def decide_hit(self, hit: PadHit, player: Player | None) -> list[Event]:
+        """With ``pad_ends_turn``, a slap on the current player's own pad ends their turn."""
+        s = self.state
+        if not self.settings["pad_ends_turn"] or player is None or hit.kind != HitKind.SLAP:
+            return []
+        if s.phase != "play" or player.id != s.current:
+            return []
+        event = self._decide_action("end_turn", {}, hit.at_us)
+        return [Event(event.type, {**event.data, "by": f"pad {hit.pad}"})]
+
+    def _decide_action(self, name: str, args: Mapping[str, Any], at_us: int) -> Event:
         options = candidates_for(self.state, name, args)
         reasons = [self.why_illegal(a) for a in options]
         chosen = next((a for a, r in zip(options, reasons) if r is None), None)
@@ -205,9 +219,9 @@ class TacTile(Game):
         notes = apply(trial, chosen)
         action = chosen.to_dict()
         action.pop("command")
-        return Event(EVENT_OF[chosen.kind], self._stamp({"action": action, "notes": notes}))
+        return Event(EVENT_OF[chosen.kind], self._stamp({"action": action, "notes": notes}, at_us))
 
-    def _decide_enter_card(self, args: Mapping[str, Any]) -> Event:
+    def _decide_enter_card(self, args: Mapping[str, Any], at_us: int) -> Event:
         if self.state.phase == "over":
             raise RuleError(f"the game is over: {self.state.reason}")
         slot = args.get("slot")
@@ -234,14 +248,14 @@ class TacTile(Game):
                 card = Card(max(cards, default=0) + 1, *face)
         trial = copy.deepcopy(self.state)
         notes = trial.enter_card(slot, card)
-        return Event("card_entered", self._stamp({"slot": slot, "card": card.to_dict(), "notes": notes}))
+        return Event("card_entered", self._stamp({"slot": slot, "card": card.to_dict(), "notes": notes}, at_us))
 
-    def _decide_layout(self, name: str, args: Mapping[str, Any]) -> Event:
+    def _decide_layout(self, name: str, args: Mapping[str, Any], at_us: int) -> Event:
         if self.state.phase != "setup":
             raise RuleError("the board is already laid; tiles cannot change during the game")
         if name == "set_layout":
             rows = layout_rows(parse_layout(args.get("rows"), self.settings["tiles"]))
-            return Event("layout_set", self._stamp({"rows": rows}))
+            return Event("layout_set", self._stamp({"rows": rows}, at_us))
         tile = parse_tile(args.get("tile"), "tile")
         colour = args.get("colour")
         if is_corner(tile):
@@ -253,13 +267,13 @@ class TacTile(Game):
         placed = sum(row.count(colour) for row in self.state.tiles)
         if placed >= self.settings["tiles"][colour]:
             raise RuleError(f"all {self.settings['tiles'][colour]} {colour} tiles are already placed")
-        return Event("tile_placed", self._stamp({"tile": tile_name(tile), "colour": colour}))
+        return Event("tile_placed", self._stamp({"tile": tile_name(tile), "colour": colour}, at_us))
 
-    def _decide_undo_turn(self) -> Event:
+    def _decide_undo_turn(self, at_us: int) -> Event:
         if len(self._turn_starts) < 2:
             raise RuleError("there is no finished turn to take back; use undo to take back single steps")
         back = self._turn_starts[-2]
-        return Event("turn_undone", {"to_turn": back.turn, "player": back.current, "from_turn": self.state.turn})
+        return Event("turn_undone", {"to_turn": back.turn, "player": back.current, "from_turn": self.state.turn, "at_us": at_us})
 
     def check_undo(self, event: Event, command: Command) -> None:
         if event.type == "layout_shuffled":
@@ -275,6 +289,7 @@ class TacTile(Game):
     def evolve(self, event: Event) -> None:
         s, data = self.state, event.data
         was_playing = s.phase == "play" or s.phase == "over"
+        player_before = s.current
         if event.type in EVENT_OF.values():
             action = Action.from_dict(data["action"])
             # A replayed step must still be legal where it now lands (an undo's redo
@@ -309,6 +324,7 @@ class TacTile(Game):
             self.state = copy.deepcopy(self._turn_starts[-1])
             self.state.log = s.log  # the log keeps what happened, then says it was taken back
             self.state.note(f"turns {data['to_turn']}-{data['from_turn']} taken back: turn {data['to_turn']} again, {self.state.who(self.state.current)} to play")
+            self._clock(None, data.get("at_us"))  # the replayed turn is timed afresh
             self._last_step = None
             return
         else:
@@ -321,7 +337,20 @@ class TacTile(Game):
                 s.steps += 1
             self._last_step = (data.get("turn", 0), data.get("step", 0))
         if event.type == "turn_ended" or began:
+            self._clock(player_before if event.type == "turn_ended" else None, data.get("at_us"))
             self._turn_starts.append(copy.deepcopy(s))
+
+    def _clock(self, ended: int | None, at_us: Any) -> None:
+        """Add the finished turn to its player's clock; start timing the new one.
+
+        The pad source's clock may restart with the service: a turn that seems
+        to end before it began adds nothing.
+        """
+        s = self.state
+        at = at_us if isinstance(at_us, int) and not isinstance(at_us, bool) else None
+        if ended is not None and at is not None and s.turn_started_us is not None and at >= s.turn_started_us:
+            s.clock_us[ended] = s.clock_us.get(ended, 0) + at - s.turn_started_us
+        s.turn_started_us = at
 
     # ----- read ------------------------------------------------------------------------
     def view(self) -> dict[str, Any]:
@@ -341,6 +370,7 @@ class TacTile(Game):
                     "cards": [{**s.cards[c].to_dict(), "state": s.card_state[c]} for c in s.cards_of(pid)],
                     "scored": sum(1 for d in discs if d.scored_on is not None),
                     "eliminated": pid in s.eliminated,
+                    "turn_time_s": round(s.clock_us.get(pid, 0) / 1e6, 1),
                 }
             )
         slots = []
@@ -356,6 +386,7 @@ class TacTile(Game):
                 "basics_used": list(s.basics_used),
                 "basics_left": legal.basics_left(),
                 "steps": s.steps,
+                "started_us": s.turn_started_us,
             },
             "order": list(s.order),
             "board": {

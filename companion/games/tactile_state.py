@@ -20,7 +20,7 @@ from companion.games.tactile_board import (
     neighbours,
     tile_name,
 )
-from companion.games.tactile_cards import MARKET_SIZE, Card, Market
+from companion.games.tactile_cards import MARKET_SIZE, PENDING_NEW, Card, Market
 
 INACTIVE, ACTIVE, USED = "inactive", "active", "used"
 
@@ -62,6 +62,9 @@ class TactileState:
     winners: list[int] = field(default_factory=list)
     reason: str = ""
     log: list[str] = field(default_factory=list)
+    #: Time each player has spent on finished turns (pad source clock), and when this turn began.
+    clock_us: dict[int, int] = field(default_factory=dict)
+    turn_started_us: int | None = None
 
     # ----- reading the board -------------------------------------------------
     def home_owner(self, tile: Tile) -> int | None:
@@ -314,7 +317,7 @@ class TactileState:
 
     def card_total(self) -> int:
         """Unseen deck + every entered card (owned, in market, deck or discard) + slots awaiting entry."""
-        pending_new = self.market.slots.count("new")
+        pending_new = self.market.slots.count(PENDING_NEW)
         return self.market.unseen + len(self.cards) + pending_new
 
 

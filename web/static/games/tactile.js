@@ -92,6 +92,11 @@
     return (state.players || []).filter(function (p) { return p.id === id; })[0] || { name: "player " + id, colour: "#888" };
   }
 
+  function clock(seconds) {
+    var s = Math.floor(seconds || 0);
+    return Math.floor(s / 60) + ":" + ("0" + (s % 60)).slice(-2);
+  }
+
   function costText(cost) {
     var parts = COLOURS.filter(function (c) { return cost[c]; }).map(function (c) { return cost[c] + SHAPE[c]; });
     return parts.length ? parts.join(" ") : "free";
@@ -171,7 +176,8 @@
         h("div", {}, [h("span", { "class": "name", style: "border-left-color:" + tp.colour }, tp.name),
           " · home " + p.home + " · scores on " + p.score_tiles.join("/") + " · scored " ,
           h("span", { "data-tt": "scored" }, String(p.scored)),
-          p.eliminated ? " · eliminated" : "", p.ally ? " · ally " + tablePlayer(state, p.ally).name : ""]),
+          p.eliminated ? " · eliminated" : "", p.ally ? " · ally " + tablePlayer(state, p.ally).name : "",
+          " · ", h("span", { "data-tt": "clock", title: "time on finished turns" }, "⏱ " + clock(p.turn_time_s))]),
         h("div", { "class": "tt-res", "data-tt": "resources" }, COLOURS.map(function (c) {
           return h("span", { "data-colour": c }, SHAPE[c] + " " + c + " " + p.resources[c]);
         })),
