@@ -1,0 +1,103 @@
+"""Debian's Chromium on a phone-sized viewport, clicking what a player clicks, on a real server."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+try:
+    from tests.browser import TEST_PIN, LiveServer, chromium, live_server, phone, table_service  # noqa: F401
+except ImportError:  # pragma: no cover
+    from browser import TEST_PIN, LiveServer, chromium, live_server, phone, table_service  # type: ignore[no-redef]  # noqa: F401
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+def expect() -> Any:
+    from playwright.sync_api import expect as _expect
+
+    return _expect
+
+
+def test_slapping_a_simulated_pad_updates_the_table_screen_live(phone: Any, live_server: LiveServer) -> None:
+    screen = phone.new_page()
+    screen.goto(live_server.url + "/screen")
+    expect()(screen.locator("#conn")).to_have_text("live")
+
+    pads = phone.new_page()
+    pads.goto(live_server.url + "/pads")
+    expect()(pads.locator("#conn")).to_have_text("live")
+    expect()(pads.locator(".pad")).to_have_count(4)
+    pads.locator('.pad[data-pad="3"]').tap()
+
+    expect()(screen.locator("#last-hit")).to_have_text(re.compile(r"Pad 3 .* slap"))
+    hits = live_server.service.snapshot()[1]["recent_hits"]
+    assert [h["pad"] for h in hits] == [3]
+
+
+def test_keyboard_and_light_touch_on_the_pads_page(phone: Any, live_server: LiveServer) -> None:
+    screen = phone.new_page()
+    screen.goto(live_server.url + "/screen")
+    pads = phone.new_page()
+    pads.goto(live_server.url + "/pads")
+    expect()(pads.locator(".pad")).to_have_count(4)
+
+    pads.keyboard.press("2")
+    expect()(screen.locator("#last-hit")).to_have_text(re.compile(r"Pad 2 .* slap"))
+    pads.keyboard.press("Shift+4")
+    expect()(screen.locator("#last-hit")).to_have_text(re.compile(r"Pad 4 .* touch"))
+    pads.locator('[data-touch-pad="1"]').tap()
+    expect()(screen.locator("#last-hit")).to_have_text(re.compile(r"Pad 1 .* touch"))
+    kinds = [(h["pad"], h["kind"]) for h in live_server.service.snapshot()[1]["recent_hits"]]
+    assert kinds == [(2, "slap"), (4, "touch"), (1, "touch")]
+
+
+def test_table_page_pin_players_and_a_game(phone: Any, live_server: LiveServer) -> None:
+    page = phone.new_page()
+    page.goto(live_server.url + "/")
+    expect()(page.locator("#conn")).to_have_text("live")
+
+    # Watching works, changing needs the PIN: the server's message shows as a toast.
+    page.fill("#new-name", "Ann")
+    page.click("#add-player button[type=submit]")
+    expect()(page.locator(".toast")).to_contain_text("needs the table PIN")
+    assert live_server.service.snapshot()[1]["players"] == []
+
+    page.click("#pin-link")
+    page.fill("#pin", TEST_PIN)
+    page.click(".pin-form button[type=submit]")
+    expect()(page.locator("#trust")).to_contain_text("Trusted phone")
+
+    for name, pad in (("Ann", "1"), ("Bob", "2")):
+        page.fill("#new-name", name)
+        page.select_option("#new-pad", pad)
+        page.click("#add-player button[type=submit]")
+        expect()(page.locator(f'.player-name >> nth={0 if name == "Ann" else 1}')).to_have_value(name)
+    players = live_server.service.snapshot()[1]["players"]
+    assert [(p["name"], p["pad"]) for p in players] == [("Ann", 1), ("Bob", 2)]
+
+    # Seat order: move Bob up.
+    page.click('button[aria-label="move Bob up"]')
+    expect()(page.locator(".player-name >> nth=0")).to_have_value("Bob")
+
+    # Start the game; with no UI script for "counter" the key/value fallback shows its view.
+    page.select_option("#start-kind", "counter")
+    page.click("#start-button")
+    expect()(page.locator("#game-title")).to_have_text("Counter")
+    expect()(page.locator("#game dl.kv")).to_contain_text("total")
+    assert live_server.service.snapshot()[1]["game"]["kind"] == "counter"
+
+    # A server refusal shows the server's own message.
+    page.fill("#new-name", "Ann")
+    page.click("#add-player button[type=submit]")
+    expect()(page.locator(".toast").last).to_contain_text("Ann")
+
+
+def test_phone_viewport_has_no_horizontal_scroll(phone: Any, live_server: LiveServer) -> None:
+    page = phone.new_page()
+    for path in ("/", "/pads", "/screen", "/pin"):
+        page.goto(live_server.url + path)
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390, (path, width)

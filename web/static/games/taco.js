@@ -1,0 +1,365 @@
+/* Taco Hat Cake Gift Pizza: the table screen (the card huge, the word, piles, verdict bars)
+ * and the phone (verdicts, piles, penalties, overrules, pause, caller view).
+ *
+ * Registers window.TabletopGames.taco = {phone(el, state, api), screen(el, state)}.
+ * Both are called on every live update and redraw from the public state; the
+ * phone keeps its open panel (which verdict is being overruled) on the element.
+ */
+(function () {
+  "use strict";
+
+  var FACES = {
+    taco: { emoji: "🌮", colour: "#e4572e" }, hat: { emoji: "🎩", colour: "#29a3d6" },
+    cake: { emoji: "🎂", colour: "#f368e0" }, gift: { emoji: "🎁", colour: "#6ab04c" },
+    pizza: { emoji: "🍕", colour: "#f3c623" }, monkey: { emoji: "🐒", colour: "#b5651d" },
+    unicorn: { emoji: "🦄", colour: "#a55eea" }, ninja: { emoji: "🥷", colour: "#555b66" }
+  };
+  var PENALTIES = [["gesture", "Wrong gesture"], ["peek", "Peeked"], ["pace", "Lost the pace"]];
+
+  var CSS = [
+    ".taco { --tc-line: #3a3f48; }",
+    ".taco .tc-status { display: flex; justify-content: space-between; align-items: baseline; gap: 0.5rem; flex-wrap: wrap; }",
+    ".taco .tc-status strong { color: var(--accent, #f2a541); }",
+    ".taco .tc-paused { background: var(--accent, #f2a541); color: #000; font-weight: 800; border-radius: 0.4rem; padding: 0.1rem 0.5rem; }",
+    ".taco .tc-stage { display: flex; gap: 0.8rem; align-items: center; margin: 0.5rem 0; }",
+    ".taco .tc-card { width: 6.5rem; height: 9rem; border-radius: 0.8rem; border: 0.35rem solid #fff; display: flex; flex-direction: column;",
+    "  align-items: center; justify-content: center; font-weight: 800; text-transform: uppercase; color: #fff; background: #2b2f36; flex: none; }",
+    ".taco .tc-card .emoji { font-size: 2.8rem; line-height: 1.1; }",
+    ".taco .tc-card.empty { border-style: dashed; border-color: var(--tc-line); color: var(--muted, #9aa0aa); }",
+    ".taco .tc-card.due { box-shadow: 0 0 0 0.35rem var(--bad, #e4572e); }",
+    ".taco .tc-said { font-size: 1.1rem; }",
+    ".taco .tc-said .word { font-size: 1.8rem; font-weight: 800; text-transform: uppercase; }",
+    ".taco .tc-slap { color: var(--bad, #e4572e); font-weight: 900; font-size: 1.6rem; }",
+    ".taco .tc-gesture { font-size: 0.9rem; color: var(--accent, #f2a541); }",
+    ".taco .tc-piles { display: grid; grid-template-columns: repeat(auto-fill, minmax(6.5rem, 1fr)); gap: 0.4rem; margin: 0.5rem 0; }",
+    ".taco .tc-pile { border-left: 0.45rem solid #888; background: #1b1d22; border-radius: 0.4rem; padding: 0.3rem 0.5rem; }",
+    ".taco .tc-pile .n { font-size: 1.5rem; font-weight: 800; font-variant-numeric: tabular-nums; }",
+    ".taco .tc-pile.beat { outline: 3px solid var(--accent, #f2a541); }",
+    ".taco .tc-pile.slapped .name::after { content: ' ✋'; }",
+    ".taco .tc-verdict { border: 2px solid var(--tc-line); border-radius: 0.7rem; padding: 0.5rem; margin: 0.5rem 0; }",
+    ".taco .tc-verdict.fresh { border-color: var(--accent, #f2a541); }",
+    ".taco .tc-reason { font-weight: 700; margin-bottom: 0.3rem; }",
+    ".taco .tc-photo { display: inline-block; background: var(--accent, #f2a541); color: #000; border-radius: 0.3rem; padding: 0 0.4rem; font-weight: 800; }",
+    ".taco .tc-row { display: grid; grid-template-columns: 1.6rem 5.5rem 1fr 5.8rem; gap: 0.35rem; align-items: center; margin: 0.15rem 0; }",
+    ".taco .tc-row .bar { height: 1.1rem; border-radius: 0.3rem; background: #888; min-width: 0.3rem; }",
+    ".taco .tc-row.taker { font-weight: 800; }",
+    ".taco .tc-row.taker .bar { outline: 2px solid var(--bad, #e4572e); }",
+    ".taco .tc-row.missing .bar { background: repeating-linear-gradient(45deg, #e4572e55, #e4572e55 6px, transparent 6px, transparent 12px); width: 100%; }",
+    ".taco .tc-row .t { text-align: right; font-variant-numeric: tabular-nums; font-size: 0.85rem; }",
+    ".taco .tc-row .name { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }",
+    ".taco .tc-overrules { font-size: 0.85rem; color: var(--accent, #f2a541); }",
+    ".taco .tc-actions { display: flex; flex-wrap: wrap; gap: 0.4rem; margin: 0.4rem 0; }",
+    ".taco .tc-actions button { flex: 1 1 6rem; min-height: 3rem; }",
+    ".taco .tc-caller { display: grid; grid-template-columns: repeat(4, 1fr); gap: 0.4rem; }",
+    ".taco .tc-caller button { min-height: 4.5rem; flex-direction: column; font-weight: 800; color: #fff; text-transform: uppercase; font-size: 0.8rem; }",
+    ".taco .tc-caller button .emoji { font-size: 1.8rem; }",
+    ".taco .tc-history li { margin: 0.25rem 0; }",
+    ".taco details { margin: 0.5rem 0; }",
+    ".taco summary { min-height: 2.75rem; display: flex; align-items: center; cursor: pointer; }",
+    ".taco .tc-winner { font-size: 1.6rem; font-weight: 900; color: var(--ok, #5cb85c); }",
+    "body.screen .taco .tc-card { width: 15rem; height: 21rem; border-width: 0.6rem; font-size: 2rem; }",
+    "body.screen .taco .tc-card .emoji { font-size: 7rem; }",
+    "body.screen .taco .tc-said .word { font-size: 4rem; }",
+    "body.screen .taco .tc-slap { font-size: 4rem; }",
+    "body.screen .taco .tc-pile .n { font-size: 2.6rem; }",
+    "body.screen .taco .tc-row { grid-template-columns: 2.2rem 9rem 1fr 9rem; font-size: 1.3rem; }",
+    "body.screen .taco .tc-row .bar { height: 1.8rem; }",
+    "body.screen .taco .tc-row .t { font-size: 1.1rem; }",
+    "body.screen .taco .tc-reason { font-size: 1.6rem; }",
+    "body.screen .taco .tc-main { display: grid; grid-template-columns: 2fr 3fr; gap: 1.5rem; align-items: start; }"
+  ].join("\n");
+
+  function injectCss() {
+    if (document.getElementById("taco-css")) { return; }
+    var style = document.createElement("style");
+    style.id = "taco-css";
+    style.textContent = CSS;
+    document.head.appendChild(style);
+  }
+
+  /* h("div", {class: "x", onclick: fn}, [children or text]) */
+  function h(tag, attrs, children) {
+    var e = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) {
+      var v = attrs[k];
+      if (v === null || v === undefined || v === false) { return; }
+      if (k.indexOf("on") === 0 && typeof v === "function") { e.addEventListener(k.slice(2), v); }
+      else { e.setAttribute(k, v === true ? "" : String(v)); }
+    });
+    (Array.isArray(children) ? children : children === undefined ? [] : [children]).forEach(function (c) {
+      if (c === null || c === undefined || c === false) { return; }
+      e.appendChild(typeof c === "object" ? c : document.createTextNode(String(c)));
+    });
+    return e;
+  }
+
+  function player(state, id) {
+    return (state.players || []).filter(function (p) { return p.id === id; })[0] ||
+      ((state.game && state.game.players) || []).filter(function (p) { return p && p.id === id; })[0] || null;
+  }
+  function nameOf(state, id) { var p = player(state, id); return p ? p.name : "#" + id; }
+  function colourOf(state, id) { var p = player(state, id); return p ? p.colour : "#888"; }
+  function cap(word) { return word ? word.charAt(0).toUpperCase() + word.slice(1) : ""; }
+  /* The verdict's reason names players as #id; show their names. */
+  function named(state, text) {
+    return String(text || "").replace(/#(\d+)/g, function (_, id) { return nameOf(state, parseInt(id, 10)); });
+  }
+  function fmtMs(v) { return v === null || v === undefined ? "" : (Math.round(v * 10) / 10).toFixed(1) + " ms"; }
+
+  /* ---- pieces shared by screen and phone --------------------------------- */
+  function cardFace(top, due) {
+    if (!top) { return h("div", { "class": "tc-card empty", "data-taco": "card" }, "no card"); }
+    var face = FACES[top.card] || { emoji: "?", colour: "#444" };
+    var card = h("div", { "class": "tc-card" + (due ? " due" : ""), "data-taco": "card", "data-card": top.card }, [
+      h("span", { "class": "emoji", "aria-hidden": "true" }, face.emoji), h("span", {}, top.card)
+    ]);
+    card.style.background = face.colour;
+    return card;
+  }
+
+  function stage(state, view) {
+    var top = view.top;
+    var w = view.window;
+    var due = w && (w.kind === "due" || (w.kind === "physical" && top && top.due));
+    var said = [];
+    if (top && top.word) {
+      said.push(h("div", { "class": "tc-said", "data-taco": "said" }, [
+        nameOf(state, top.player) + " said ", h("span", { "class": "word" }, cap(top.word))]));
+    }
+    if (due) { said.push(h("div", { "class": "tc-slap", "data-taco": "slap" }, "SLAP!")); }
+    if (w && w.kind === "flinch") { said.push(h("div", { "class": "tc-slap" }, "Flinch!")); }
+    if (w && w.kind === "physical" && !top) { said.push(h("div", { "class": "tc-slap" }, "Slap window open")); }
+    if (top && top.gesture && due) { said.push(h("div", { "class": "tc-gesture", "data-taco": "gesture" }, top.gesture)); }
+    if (view.beat && view.beat.player !== null && view.winner === null) {
+      said.push(h("div", { "data-taco": "beat" }, [
+        "Next: ", h("strong", {}, nameOf(state, view.beat.player)),
+        view.beat.word ? " says “" + cap(view.beat.word) + "”" : ""]));
+    }
+    said.push(h("div", { "class": "muted", "data-taco": "central" },
+      "Centre: " + (view.central === null ? "?" : view.central) + " card" + (view.central === 1 ? "" : "s")));
+    return h("div", { "class": "tc-stage" }, [cardFace(top, due), h("div", {}, said)]);
+  }
+
+  function piles(state, view) {
+    var w = view.window;
+    var slapped = w ? (w.slapped || []).concat(w.flinched || []) : [];
+    return h("div", { "class": "tc-piles", "data-taco": "piles" }, view.piles.map(function (p) {
+      var classes = "tc-pile" + (view.beat && view.beat.player === p.player ? " beat" : "") +
+        (slapped.indexOf(p.player) >= 0 ? " slapped" : "");
+      var box = h("div", { "class": classes, "data-player": p.player }, [
+        h("div", { "class": "name" }, nameOf(state, p.player)),
+        h("div", { "class": "n", "data-taco": "pile-count" }, p.count === null ? "?" : String(p.count))
+      ]);
+      box.style.borderLeftColor = colourOf(state, p.player);
+      return box;
+    }));
+  }
+
+  function verdictBox(state, v, fresh) {
+    if (!v) { return h("div", { "class": "tc-verdict muted", "data-taco": "verdict" }, "No verdict yet."); }
+    var rows = [];
+    var maxAfter = 1;
+    v.order.forEach(function (e) { maxAfter = Math.max(maxAfter, e.after_ms || 0); });
+    var holder = v.holder !== undefined ? v.holder : v.taker;
+    v.order.forEach(function (e) {
+      var bar = h("div", { "class": "bar" });
+      bar.style.width = Math.max(2, 100 * (e.after_ms || 0) / maxAfter) + "%";
+      bar.style.background = colourOf(state, e.player);
+      rows.push(h("div", { "class": "tc-row" + (e.player === holder ? " taker" : ""), "data-player": e.player, "data-place": e.place }, [
+        h("span", {}, String(e.place)), h("span", { "class": "name" }, nameOf(state, e.player)),
+        h("div", {}, bar),
+        h("span", { "class": "t" }, (e.flinch ? "flinch " : "") + fmtMs(e.after_ms) +
+          (e.margin_ms !== null && e.margin_ms !== undefined ? " (+" + fmtMs(e.margin_ms) + ")" : ""))
+      ]));
+    });
+    (v.missing || []).forEach(function (pid) {
+      rows.push(h("div", { "class": "tc-row missing" + (pid === holder ? " taker" : ""), "data-player": pid, "data-place": "last" }, [
+        h("span", {}, "–"), h("span", { "class": "name" }, nameOf(state, pid)), h("div", {}, h("div", { "class": "bar" })),
+        h("span", { "class": "t" }, "no slap")
+      ]));
+    });
+    var head = [h("div", { "class": "tc-reason", "data-taco": "reason" }, named(state, v.reason))];
+    (v.photo_finish || []).forEach(function (p) {
+      head.push(h("div", {}, [h("span", { "class": "tc-photo", "data-taco": "photo" }, "PHOTO FINISH"),
+        " " + p.players.map(function (x) { return nameOf(state, x); }).join(" / ") + ": " + fmtMs(p.margin_ms) +
+        " apart, resolution " + fmtMs(p.resolution_ms)]));
+    });
+    var timing = v.timing === "card" ? "times after the card" : v.timing === "first_slap" ? "times after the first slap" : "";
+    var taker = h("div", { "data-taco": "taker" }, [h("strong", {}, nameOf(state, holder)), " takes " +
+      (v.count === null || v.count === undefined ? "the pile" : v.count + " card" + (v.count === 1 ? "" : "s")) +
+      (v.cancelled ? " (cancelled)" : "")]);
+    var notes = (v.overrules || []).map(function (o) {
+      var what = o.action === "winner" ? "winner: " + nameOf(state, o.winner)
+        : o.action === "cancel_flinch" ? "flinch cancelled"
+        : (o.action === "penalty" ? "penalty (" + (o.note || "") + "): " : "overruled: ") + nameOf(state, o.from) + " → " + nameOf(state, o.to);
+      return h("div", {}, what);
+    });
+    return h("div", { "class": "tc-verdict" + (fresh ? " fresh" : ""), "data-taco": "verdict", "data-verdict": v.n }, [
+      h("div", {}, head),
+      h("div", { "class": "muted" }, "Verdict " + v.n + (v.card ? " · " + v.card + " said with " + v.word : "") + (timing ? " · " + timing : "")),
+      h("div", { "data-taco": "bars" }, rows), taker,
+      notes.length ? h("div", { "class": "tc-overrules", "data-taco": "overrules" }, notes) : null
+    ]);
+  }
+
+  function statusLine(state, view) {
+    var game = state.game;
+    var left = view.winner !== null
+      ? h("span", { "class": "tc-winner", "data-taco": "winner" }, nameOf(state, view.winner) + " wins!")
+      : h("span", {}, ["Round " + view.round + " · ", h("strong", {}, view.mode === "digital" ? "digital cards" : "real cards")]);
+    return h("div", { "class": "tc-status", "data-taco": "status" }, [
+      left, view.paused ? h("span", { "class": "tc-paused", "data-taco": "paused" }, "PAUSED") : null,
+      game && game.outcome && view.winner === null ? h("span", {}, named(state, game.outcome.reason)) : null
+    ]);
+  }
+
+  /* ---- sound on a new verdict (where the browser allows it) --------------- */
+  var lastSounded = null;
+  function chime(v) {
+    if (!v || lastSounded === v.n) { return; }
+    var first = lastSounded === null;
+    lastSounded = v.n;
+    if (first) { return; }  // not for the verdict already shown when the page opened
+    try {
+      var Ctx = window.AudioContext || window.webkitAudioContext;
+      if (!Ctx) { return; }
+      var ctx = chime.ctx || (chime.ctx = new Ctx());
+      var osc = ctx.createOscillator();
+      var gain = ctx.createGain();
+      osc.frequency.value = v.kind === "flinch" ? 220 : 660;
+      gain.gain.setValueAtTime(0.2, ctx.currentTime);
+      gain.gain.exponentialRampToValueAtTime(0.001, ctx.currentTime + 0.4);
+      osc.connect(gain); gain.connect(ctx.destination);
+      osc.start(); osc.stop(ctx.currentTime + 0.4);
+    } catch (err) { /* no sound on this device */ }
+  }
+
+  /* ---- the table screen --------------------------------------------------- */
+  function screen(el, state) {
+    injectCss();
+    var view = state.game.view;
+    var v = view.verdict;
+    var fresh = v && (!view.window) && view.round > 0;
+    chime(v);
+    el.innerHTML = "";
+    el.appendChild(h("div", { "class": "taco" }, [
+      statusLine(state, view),
+      h("div", { "class": "tc-main" }, [
+        h("div", {}, [stage(state, view), piles(state, view)]),
+        verdictBox(state, v, fresh)
+      ])
+    ]));
+  }
+
+  /* ---- the phone ---------------------------------------------------------- */
+  function run(api, name, args) {
+    return api.command(name, args || {}).catch(function () { /* the toast shows why */ });
+  }
+
+  function controls(el, state, view, api) {
+    var ui = el._taco;
+    var blocks = [];
+    if (view.winner === null) {
+      blocks.push(h("div", { "class": "tc-actions" }, [
+        view.paused
+          ? h("button", { type: "button", "class": "primary", "data-taco": "resume", onclick: function () { run(api, "resume"); } }, "Resume")
+          : h("button", { type: "button", "data-taco": "pause", onclick: function () { run(api, "pause"); } }, "Pause")
+      ]));
+    }
+    if (view.mode === "physical" && view.winner === null) {
+      blocks.push(h("h3", {}, "Caller: tap the card just flipped"));
+      blocks.push(h("div", { "class": "tc-caller", "data-taco": "caller" }, view.cards.map(function (c) {
+        var b = h("button", { type: "button", "data-card": c, "aria-label": "flipped " + c,
+          onclick: function () { run(api, "card_flipped", { card: c }); } }, [h("span", { "class": "emoji" }, FACES[c].emoji), c]);
+        b.style.background = FACES[c].colour;
+        return b;
+      })));
+    }
+    if (view.winner === null) {
+      var who = ui.penaltyPlayer;
+      blocks.push(h("details", { open: ui.penaltyOpen || null, ontoggle: function (e) { ui.penaltyOpen = e.target.open; } }, [
+        h("summary", {}, "Penalty (takes the pile)"),
+        h("div", { "class": "tc-actions" }, view.piles.map(function (p) {
+          return h("button", { type: "button", "aria-pressed": who === p.player ? "true" : "false", "class": who === p.player ? "primary" : null,
+            "data-taco": "penalty-player", "data-player": p.player,
+            onclick: function () { ui.penaltyPlayer = p.player; phone(el, state, api); } }, nameOf(state, p.player));
+        })),
+        h("div", { "class": "tc-actions" }, PENALTIES.map(function (r) {
+          return h("button", { type: "button", "class": "danger", disabled: who === undefined || null, "data-taco": "penalty-" + r[0],
+            onclick: function () { run(api, "penalty", { player: who, reason: r[0] }); ui.penaltyPlayer = undefined; } }, r[1]);
+        }))
+      ]));
+    }
+    if (view.verdict) {
+      var v = view.verdict;
+      var holder = v.holder !== undefined ? v.holder : v.taker;
+      var give = view.piles.filter(function (p) { return p.player !== holder; }).map(function (p) {
+        return h("button", { type: "button", "data-taco": "give", "data-player": p.player,
+          onclick: function () { run(api, "overrule", { verdict: v.n, taker: p.player }); } }, "→ " + nameOf(state, p.player));
+      });
+      var extra = [];
+      if (v.kind === "flinch" && !v.cancelled && view.winner === null) {
+        extra.push(h("button", { type: "button", "data-taco": "cancel-flinch",
+          onclick: function () { run(api, "overrule", { verdict: v.n, cancel_flinch: true }); } }, "Cancel the flinch"));
+      }
+      blocks.push(h("details", { open: ui.overruleOpen || null, ontoggle: function (e) { ui.overruleOpen = e.target.open; } }, [
+        h("summary", {}, "Overrule verdict " + v.n),
+        view.winner === null ? h("div", {}, "Give " + nameOf(state, holder) + "'s pile to:") : null,
+        view.winner === null ? h("div", { "class": "tc-actions" }, give) : null,
+        h("div", { "class": "tc-actions" }, extra),
+        h("div", {}, "Declare the winner:"),
+        h("div", { "class": "tc-actions" }, view.piles.map(function (p) {
+          return h("button", { type: "button", "data-taco": "winner", "data-player": p.player,
+            onclick: function () { if (window.confirm("Declare " + nameOf(state, p.player) + " the winner?")) { run(api, "overrule", { winner: p.player }); } } },
+            nameOf(state, p.player));
+        }))
+      ]));
+    }
+    if (view.mode === "physical") {
+      blocks.push(h("details", {}, [
+        h("summary", {}, "Correct a pile count"),
+        h("div", {}, view.piles.map(function (p) {
+          var input = h("input", { type: "number", min: "0", max: "64", inputmode: "numeric", value: p.count === null ? "" : p.count,
+            "aria-label": nameOf(state, p.player) + " cards" });
+          return h("div", { "class": "row" }, [h("span", { style: "flex:1" }, nameOf(state, p.player)), input,
+            h("button", { type: "button", onclick: function () {
+              run(api, "set_pile", { player: p.player, count: parseInt(input.value, 10) });
+            } }, "Set")]);
+        }))
+      ]));
+    }
+    return blocks;
+  }
+
+  function history(state, view) {
+    var older = (view.verdicts || []).slice(1);
+    if (!older.length) { return null; }
+    return h("details", {}, [
+      h("summary", {}, "Earlier verdicts (" + (view.verdict_count - 1) + ")"),
+      h("ol", { "class": "tc-history", reversed: true, "data-taco": "history" }, older.map(function (v) {
+        var holder = v.holder !== undefined ? v.holder : v.taker;
+        return h("li", { value: v.n }, [named(state, v.reason), h("span", { "class": "muted" },
+          " → " + nameOf(state, holder) + ((v.overrules || []).length ? " (overruled)" : ""))]);
+      }))
+    ]);
+  }
+
+  function phone(el, state, api) {
+    injectCss();
+    el._taco = el._taco || {};
+    var view = state.game.view;
+    var scrollY = window.scrollY;
+    el.innerHTML = "";
+    el.appendChild(h("div", { "class": "taco" }, [
+      statusLine(state, view),
+      stage(state, view),
+      piles(state, view),
+      verdictBox(state, view.verdict, false),
+      history(state, view)
+    ].concat(controls(el, state, view, api))));
+    window.scrollTo(0, scrollY);
+  }
+
+  window.TabletopGames = window.TabletopGames || {};
+  window.TabletopGames.taco = { phone: phone, screen: screen };
+})();
