@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import queue
 import subprocess
+import threading
 import sys
 import time
 from pathlib import Path
@@ -330,3 +331,49 @@ def test_emulate_command_replays_a_script_with_exact_gaps(tmp_path: Path) -> Non
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_pads_monitor_shows_emulator_hits_through_the_serial_path(tmp_path: Path) -> None:
+    """The done-when check: ``tabletop emulate`` box + ``tabletop pads --pads serial --port <pty>``."""
+    import signal
+
+    box = PadBoxEmulator(pads=4).start()
+    config = tmp_path / "config.toml"
+    config.write_text("", encoding="utf-8")  # all defaults, whatever the developer's own config says
+    env = dict(os.environ, TABLETOP_CONFIG=str(config))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "companion.cli", "pads", "--pads", "serial", "--port", str(box.path)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, env=env,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    lines: list[str] = []
+    try:
+        assert proc.stdout is not None
+        out = proc.stdout
+
+        def read() -> None:
+            for line in out:
+                lines.append(line)
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        deadline = time.monotonic() + WAIT_S
+        while not any("connected" in ln for ln in lines) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert any("connected" in ln for ln in lines), (lines, proc.stderr.read() if proc.poll() is not None and proc.stderr else "")
+        t = box.hit(2, "S", 1023)
+        box.hit(3, "T", 100, at_us=t + 2500)
+        while sum(ln.startswith("pad ") for ln in lines) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        hit_lines = [ln for ln in lines if ln.startswith("pad ")]
+        assert len(hit_lines) == 2, lines
+        assert hit_lines[0].split()[:2] == ["pad", "2"] and "slap" in hit_lines[0] and "1.00" in hit_lines[0]
+        assert hit_lines[1].split()[:2] == ["pad", "3"] and "touch" in hit_lines[1] and "+2.500 ms" in hit_lines[1]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=WAIT_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        box.stop()
