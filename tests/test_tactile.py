@@ -240,3 +240,11 @@ def test_legal_actions_is_a_queryable_view() -> None:
     for action in list(legal):
         name, args = action.command()
         assert table.game.decide(Command(name, args))
+
+
+def test_unknown_arguments_are_named() -> None:
+    table = Table(2, {}, seed=1)
+    with pytest.raises(InputError, match="move has no argument 'tile'; valid arguments: card, disc, to"):
+        table.do("move", {"disc": "1a", "tile": "b1"})
+    with pytest.raises(InputError, match="end_turn has no argument 'now'; valid arguments: none"):
+        table.do("end_turn", {"now": True})

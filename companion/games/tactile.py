@@ -48,6 +48,20 @@ EVENT_OF: dict[str, str] = {
     "end_turn": "turn_ended",
 }
 ACTION_COMMANDS = frozenset({"move", "push", "gain", "buy", "swap", "reset_market", "end_turn"})
+#: The arguments each command takes: anything else is refused by name.
+COMMAND_ARGS: dict[str, frozenset[str]] = {
+    "move": frozenset({"disc", "to", "card"}),
+    "push": frozenset({"disc", "to", "card"}),
+    "gain": frozenset({"colour", "card"}),
+    "buy": frozenset({"slot"}),
+    "swap": frozenset({"give", "take", "card", "ally_card"}),
+    "reset_market": frozenset(),
+    "end_turn": frozenset(),
+    "undo_turn": frozenset(),
+    "enter_card": frozenset({"slot", "colour", "type", "cost", "card"}),
+    "place_tile": frozenset({"tile", "colour"}),
+    "set_layout": frozenset({"rows"}),
+}
 LOG_LINES = 40
 
 
@@ -189,15 +203,19 @@ class TacTile(Game):
 
     def decide(self, command: Command) -> list[Event]:
         name, args = command.name, command.args
+        if name not in COMMAND_ARGS:
+            raise InputError(f"TacTile has no command {name!r}; commands: {', '.join(sorted(self.command_names()))}")
+        unknown = sorted(set(args) - COMMAND_ARGS[name])
+        if unknown:
+            valid = ", ".join(sorted(COMMAND_ARGS[name])) or "none"
+            raise InputError(f"{name} has no argument '{unknown[0]}'; valid arguments: {valid}")
         if name in ACTION_COMMANDS:
             return [self._decide_action(name, args, command.at_us)]
         if name == "enter_card":
             return [self._decide_enter_card(args, command.at_us)]
         if name in ("place_tile", "set_layout"):
             return [self._decide_layout(name, args, command.at_us)]
-        if name == "undo_turn":
-            return [self._decide_undo_turn(command.at_us)]
-        raise InputError(f"TacTile has no command {name!r}; commands: {', '.join(sorted(self.command_names()))}")
+        return [self._decide_undo_turn(command.at_us)]
 
     def decide_hit(self, hit: PadHit, player: Player | None) -> list[Event]:
         """With ``pad_ends_turn``, a slap on the current player's own pad ends their turn."""

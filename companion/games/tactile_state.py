@@ -20,7 +20,7 @@ from companion.games.tactile_board import (
     neighbours,
     tile_name,
 )
-from companion.games.tactile_cards import MARKET_SIZE, PENDING_NEW, Card, Market
+from companion.games.tactile_cards import PENDING_NEW, Card, Market
 
 INACTIVE, ACTIVE, USED = "inactive", "active", "used"
 
@@ -325,4 +325,4 @@ def empty_layout() -> list[list[str | None]]:
     return [[None] * SIZE for _ in range(SIZE)]
 
 
-__all__ = ["TactileState", "Disc", "INACTIVE", "ACTIVE", "USED", "MARKET_SIZE", "empty_layout"]
+__all__ = ["TactileState", "Disc", "INACTIVE", "ACTIVE", "USED", "empty_layout"]
