@@ -1,0 +1,195 @@
+/* Tapeworm: whose turn, hand counts, deck and discard, one-tap actions, the log, the winner.
+ *
+ * Registers window.TabletopGames.tapeworm = {phone(el, state, api), screen(el, state)}.
+ * Every button sends one command; the counts shown always come from the
+ * server's state, never from the phone's own arithmetic.
+ */
+(function () {
+  "use strict";
+
+  var CSS = [
+    ".tw .tw-turn { font-size: 1.25rem; margin: 0.2rem 0 0.6rem; }",
+    ".tw .tw-turn strong { color: var(--accent, #f2a541); }",
+    ".tw .tw-hint { color: var(--muted, #9aa0aa); font-size: 0.9rem; }",
+    ".tw .tw-counts { display: grid; grid-template-columns: repeat(3, 1fr); gap: 0.4rem; margin: 0.5rem 0; text-align: center; }",
+    ".tw .tw-counts div { border: 1px solid #3a3f48; border-radius: 0.5rem; padding: 0.3rem; }",
+    ".tw .tw-counts b { display: block; font-size: 1.6rem; font-variant-numeric: tabular-nums; }",
+    ".tw ul.tw-hands { list-style: none; padding: 0; margin: 0.4rem 0; }",
+    ".tw ul.tw-hands li { display: flex; justify-content: space-between; align-items: center; padding: 0.35rem 0.5rem; border-left: 0.45rem solid #888; margin: 0.2rem 0; background: #ffffff08; border-radius: 0.3rem; }",
+    ".tw ul.tw-hands li.current { background: #f2a54133; font-weight: 700; }",
+    ".tw ul.tw-hands b { font-size: 1.4rem; font-variant-numeric: tabular-nums; }",
+    ".tw .tw-actions { display: grid; grid-template-columns: repeat(2, 1fr); gap: 0.45rem; margin: 0.6rem 0; }",
+    ".tw .tw-actions button { min-height: 3.3rem; font-size: 1.05rem; }",
+    ".tw .tw-actions .wide { grid-column: span 2; }",
+    ".tw .tw-stepper { display: flex; align-items: center; gap: 0.4rem; }",
+    ".tw .tw-stepper input, .tw select { font-size: 1.2rem; min-height: 3rem; text-align: center; }",
+    ".tw .tw-stepper input { width: 4rem; }",
+    ".tw .tw-effect { border-top: 1px solid #3a3f48; padding-top: 0.5rem; margin-top: 0.5rem; }",
+    ".tw .tw-winner { font-size: 1.5rem; font-weight: 800; color: var(--ok, #5cb85c); margin: 0.6rem 0; }",
+    ".tw ol.tw-log { font-size: 0.85rem; color: var(--muted, #9aa0aa); max-height: 14rem; overflow-y: auto; padding-left: 1.4rem; }",
+    "body.screen .tw .tw-turn { font-size: 3rem; }",
+    "body.screen .tw .tw-counts b, body.screen .tw ul.tw-hands b { font-size: 3rem; }",
+    "body.screen .tw ul.tw-hands li { font-size: 2rem; padding: 0.6rem 1rem; }",
+    "body.screen .tw .tw-winner { font-size: 3.5rem; }",
+    "body.screen .tw ol.tw-log { font-size: 1.3rem; max-height: none; }"
+  ].join("\n");
+
+  function injectCss() {
+    if (document.getElementById("tapeworm-css")) { return; }
+    var style = document.createElement("style");
+    style.id = "tapeworm-css";
+    style.textContent = CSS;
+    document.head.appendChild(style);
+  }
+
+  function h(tag, attrs, children) {
+    var e = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) {
+      var v = attrs[k];
+      if (v === null || v === undefined || v === false) { return; }
+      if (k.indexOf("on") === 0 && typeof v === "function") { e.addEventListener(k.slice(2), v); }
+      else { e.setAttribute(k, v === true ? "" : String(v)); }
+    });
+    (Array.isArray(children) ? children : children === undefined ? [] : [children]).forEach(function (c) {
+      if (c === null || c === undefined || c === false) { return; }
+      e.appendChild(typeof c === "object" ? c : document.createTextNode(String(c)));
+    });
+    return e;
+  }
+
+  function player(state, id) {
+    return (state.players || []).filter(function (p) { return p.id === id; })[0] || { name: "?", colour: "#888" };
+  }
+
+  function turnLine(state, view) {
+    if (view.winner !== null && view.winner !== undefined) {
+      return h("div", { "class": "tw-winner", "data-tw": "winner" }, player(state, view.winner).name + " wins!");
+    }
+    var cur = player(state, view.current);
+    return h("div", { "class": "tw-turn", "data-tw": "turn" }, [
+      h("span", {}, "Turn " + view.turn + ": "),
+      h("strong", { "data-tw": "current" }, cur.name),
+      h("div", { "class": "tw-hint" }, view.must_draw ? "draws a card first" :
+        (view.played_this_turn ? "has played " + view.played_this_turn + " this turn" : "plays a colour sequence, or ends the turn"))
+    ]);
+  }
+
+  function counts(view) {
+    return h("div", { "class": "tw-counts" }, [
+      h("div", { "data-tw": "deck" }, [h("b", {}, String(view.deck)), "deck"]),
+      h("div", { "data-tw": "discard" }, [h("b", {}, String(view.discard)), "discard"]),
+      h("div", { "data-tw": "worm" }, [h("b", {}, String(view.worm)), "in the worm"])
+    ]);
+  }
+
+  function hands(state, view) {
+    return h("ul", { "class": "tw-hands" }, view.hands.map(function (hand) {
+      var p = player(state, hand.player);
+      var li = h("li", { "class": hand.player === view.current ? "current" : null, "data-player": hand.player }, [
+        h("span", {}, p.name), h("b", { "data-tw": "hand" }, String(hand.cards))
+      ]);
+      li.style.borderLeftColor = p.colour;
+      return li;
+    }));
+  }
+
+  function others(state, view) {
+    return view.order.filter(function (id) { return id !== view.current; }).map(function (id) {
+      return h("option", { value: id }, player(state, id).name);
+    });
+  }
+
+  function stepper(id, value, min, max) {
+    var input = h("input", { id: id, type: "number", inputmode: "numeric", min: min, max: max, value: value, "aria-label": id });
+    function bump(d) {
+      var v = Math.max(min, Math.min(max, (parseInt(input.value, 10) || min) + d));
+      input.value = v;
+    }
+    return h("span", { "class": "tw-stepper" }, [
+      h("button", { type: "button", "aria-label": "fewer", onclick: function () { bump(-1); } }, "−"),
+      input,
+      h("button", { type: "button", "aria-label": "more", onclick: function () { bump(1); } }, "+")
+    ]);
+  }
+
+  function number(root, id) { return parseInt(root.querySelector("#" + id).value, 10); }
+
+  function actions(root, state, view, api) {
+    function send(name, args) { return api.command(name, args || {}).catch(function () {}); }
+    if (view.winner !== null && view.winner !== undefined) { return null; }
+    var target = function (id) { return h("select", { id: id, "aria-label": "target player" }, others(state, view)); };
+    return h("div", {}, [
+      h("div", { "class": "tw-actions" }, [
+        h("button", { type: "button", "class": "primary wide", "data-tw": "draw", disabled: !view.must_draw,
+          onclick: function () { send("draw"); } }, "Draw a card"),
+        h("span", { "class": "wide tw-stepper" }, [stepper("tw-count", 1, 1, 30),
+          h("button", { type: "button", "class": "primary", "data-tw": "play", style: "flex:1",
+            onclick: function () { send("play", { count: number(root, "tw-count") }); } }, "Play cards")]),
+        h("button", { type: "button", "data-tw": "peek", onclick: function () { send("peek"); } }, "Peek"),
+        h("button", { type: "button", "data-tw": "dig", onclick: function () { send("dig"); } }, "Dig")
+      ]),
+      h("div", { "class": "tw-effect tw-actions" }, [
+        target("tw-hatch-target"),
+        h("button", { type: "button", "data-tw": "hatch", onclick: function () {
+          send("hatch", { target: parseInt(root.querySelector("#tw-hatch-target").value, 10) }); } }, "Hatch: they draw"),
+        target("tw-swap-target"),
+        h("button", { type: "button", "data-tw": "swap", onclick: function () {
+          send("swap", { target: parseInt(root.querySelector("#tw-swap-target").value, 10), took: true }); } }, "Swap a card")
+      ]),
+      h("div", { "class": "tw-effect tw-actions" }, [
+        stepper("tw-severed", 1, 1, 60),
+        h("button", { type: "button", "data-tw": "cut", onclick: function () {
+          send("cut", { severed: number(root, "tw-severed") }); } }, "Cut: cards severed"),
+        stepper("tw-ring", 2, 0, 2),
+        h("button", { type: "button", "data-tw": "ringworm", onclick: function () {
+          send("ringworm", { discard: number(root, "tw-ring") }); } }, "Ringworm: discard")
+      ]),
+      h("div", { "class": "tw-actions" }, [
+        h("button", { type: "button", "class": "primary big wide", "data-tw": "end_turn",
+          onclick: function () { send("end_turn"); } }, "End turn"),
+        h("button", { type: "button", "class": "danger wide", "data-tw": "declare_locked", onclick: function () {
+          if (window.confirm("Only a Cut could be played and the player has none: end the game?")) { send("declare_locked"); }
+        } }, "Locked table: end the game")
+      ])
+    ]);
+  }
+
+  function log(view) {
+    return h("details", { open: true }, [
+      h("summary", {}, "Game log"),
+      h("ol", { "class": "tw-log", reversed: true }, view.log.slice().reverse().map(function (line) { return h("li", {}, line); }))
+    ]);
+  }
+
+  function render(el, state, api) {
+    injectCss();
+    var view = state.game.view;
+    // Keep what is typed in the steppers across live redraws.
+    var kept = {};
+    ["tw-count", "tw-severed", "tw-ring"].forEach(function (id) {
+      var input = el.querySelector("#" + id);
+      if (input) { kept[id] = input.value; }
+    });
+    el.innerHTML = "";
+    var root = h("div", { "class": "tw" });
+    el.appendChild(root);
+    root.appendChild(turnLine(state, view));
+    root.appendChild(hands(state, view));
+    root.appendChild(counts(view));
+    if (api) {
+      var acts = actions(root, state, view, api);
+      if (acts) { root.appendChild(acts); }
+    }
+    root.appendChild(log(view));
+    Object.keys(kept).forEach(function (id) {
+      var input = root.querySelector("#" + id);
+      if (input) { input.value = kept[id]; }
+    });
+  }
+
+  window.TabletopGames = window.TabletopGames || {};
+  window.TabletopGames.tapeworm = {
+    phone: function (el, state, api) { render(el, state, api); },
+    screen: function (el, state) { render(el, state, null); }
+  };
+})();
