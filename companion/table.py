@@ -23,6 +23,7 @@ game and is folded by its ``evolve``):
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections import deque
@@ -307,16 +308,22 @@ class TableState:
         return drafts
 
     def _commit(self, drafts: list[_Draft], at: str) -> list[dict[str, Any]]:
-        """Number the drafts after ``seq`` and fold them in order."""
+        """Number the drafts after ``seq`` and fold them in order.
+
+        Each event's data is folded as it will come back from the log (a JSON
+        round trip), so the live state and a replay can never differ (tuples,
+        integer keys) and the game never shares objects with stored events.
+        """
+        datas = [_as_stored(d) for d in drafts]  # all checked before anything is folded
         out: list[dict[str, Any]] = []
         new_game: int | None = None
         self.dirty = True
-        for d in drafts:
+        for d, data in zip(drafts, datas):
             seq = self.seq + 1
             if d.type == "game_started":
                 new_game = seq
             game_id = seq if d.type == "game_started" else (new_game if d.game_id is NEW_GAME else d.game_id)
-            stored = {"seq": seq, "at": at, "game_id": game_id, "type": d.type, "data": d.data, "actor": d.actor}
+            stored = {"seq": seq, "at": at, "game_id": game_id, "type": d.type, "data": data, "actor": d.actor}
             self.apply(stored)
             out.append(stored)
         self.dirty = False
@@ -569,6 +576,14 @@ class TableState:
             a.game = game
             a.effective = len(kept)
             a.last = kept[-1] if kept else None
+
+
+def _as_stored(draft: _Draft) -> dict[str, Any]:
+    """The draft's data after a JSON round trip, or TypeError naming the event that cannot be stored."""
+    try:
+        return json.loads(json.dumps(draft.data, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"event '{draft.type}' has data that cannot be stored as JSON: {exc}") from None
 
 
 def require_present(args: Mapping[str, Any], key: str) -> Any:

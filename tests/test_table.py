@@ -392,3 +392,35 @@ def test_can_undo_says_whether_a_plain_undo_would_be_accepted(playing: Table) ->
     assert playing.view()["game"]["can_undo"] is True
     playing.run("undo")
     assert playing.view()["game"]["can_undo"] is False  # back to the locked one
+
+
+def test_events_are_folded_as_the_log_will_return_them(table: Table, monkeypatch) -> None:
+    from companion.games.base import Event
+    from helpers.counter_game import CounterGame
+
+    table.run("start_game", kind="counter")
+    seen: list[dict] = []
+    real_evolve = CounterGame.evolve
+
+    def evolve(self, event):
+        seen.append(event.data)
+        if event.type != "odd":
+            real_evolve(self, event)
+
+    monkeypatch.setattr(CounterGame, "evolve", evolve)
+    monkeypatch.setattr(CounterGame, "decide", lambda self, cmd: [Event("odd", {"pair": (1, 2), 3: "x"})])
+    [event] = table.run("add", n=1)
+    assert event["data"] == {"pair": [1, 2], "3": "x"} == seen[-1]  # exactly what a replay will see
+
+
+def test_an_event_that_cannot_be_stored_is_refused_before_folding(table: Table, monkeypatch) -> None:
+    from companion.games.base import Event
+    from helpers.counter_game import CounterGame
+
+    table.run("start_game", kind="counter")
+    before = copy.deepcopy(table.view())
+    monkeypatch.setattr(CounterGame, "decide",
+                        lambda self, cmd: [Event("added", {"n": 1}), Event("added", {"n": float("nan")})])
+    with pytest.raises(TypeError, match="event 'added' has data that cannot be stored as JSON"):
+        table.run("add", n=1)
+    assert table.view() == before and not table.state.dirty
