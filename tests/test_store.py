@@ -234,3 +234,10 @@ def test_a_second_writer_is_detected_instead_of_interleaving(db: Path) -> None:
         with pytest.raises(StoreError, match="another program wrote to the event log.*second tabletop service"):
             theirs.append([NewEvent("theirs")])
         assert [e["type"] for e in ours.all_events()] == ["ours"]
+
+
+def test_iter_events_reads_a_long_log_in_chunks_without_gaps(db: Path) -> None:
+    with EventStore(db) as store:
+        store.append([NewEvent("tick", {"i": i}) for i in range(25)])
+        assert [e["data"]["i"] for e in store.iter_events(chunk=4)] == list(range(25))
+        assert [e["seq"] for e in store.iter_events(after=20, chunk=2)] == [21, 22, 23, 24, 25]
