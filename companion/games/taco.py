@@ -730,7 +730,8 @@ class TacoGame(Game):
             self.pause_remaining_us = delay
             self.next_flip_at = None
         else:
-            self.next_flip_at = at + delay if self.digital else None
+            # At least 1 µs later: a deadline that does not move looks stuck to the table loop.
+            self.next_flip_at = at + max(delay, 1) if self.digital else None
 
     def _on_overruled(self, d: dict[str, Any]) -> None:
         verdict = self.verdicts[d["verdict"] - 1]

@@ -1,0 +1,69 @@
+"""Taco Hat Cake Gift Pizza in Debian's Chromium: a digital game, slaps on the simulated pads page, the verdict on the table screen."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+from browser import TEST_PIN, LiveServer, chromium, make_service, phone, start_live_server, stop_service  # noqa: F401
+
+from companion.games.taco import TacoGame
+from web import create_app
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+@pytest.fixture
+def taco_server(tmp_path: Path) -> Iterator[LiveServer]:
+    """A live server with Ann (pad 1) and Bob (pad 2) seated and a digital game whose first card is due."""
+    service = make_service(tmp_path / "data", games={"taco": TacoGame})
+    app = create_app({"TESTING": True, "DATA_DIR": tmp_path / "data", "PIN": TEST_PIN,
+                      "SSE_KEEPALIVE_S": 0.3, "SSE_POLL_S": 0.1}, service=service)
+    server = start_live_server(app, service)
+    try:
+        for name, pad in (("Ann", 1), ("Bob", 2)):
+            service.submit("add_player", {"name": name, "pad": pad})
+        # Every card is a Taco, so the first flip ("Taco" with a Taco) is a match. The window is
+        # long and the next round far off, so the test is never racing the beat.
+        settings = {"deck": {"taco": 48}, "lead_in_ms": 500, "timeout_ms": 30_000, "after_verdict_ms": 60_000}
+        service.submit("start_game", {"kind": "taco", "settings": settings})
+        yield server
+    finally:
+        server.stop()
+        stop_service(service)
+
+
+@pytest.fixture
+def table_screen(chromium: Any) -> Iterator[Any]:  # noqa: F811
+    context = chromium.new_context(viewport={"width": 1280, "height": 800})
+    context.set_default_timeout(20_000)
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
+
+
+def test_slap_on_a_match_and_see_the_verdict_on_the_table_screen(taco_server, phone, table_screen):  # noqa: F811
+    screen = table_screen
+    screen.goto(taco_server.url + "/screen")
+    screen.locator(".taco [data-taco=card][data-card=taco]").wait_for()
+    screen.locator(".taco [data-taco=slap]").wait_for()
+    assert "Ann said Taco" in screen.locator(".taco [data-taco=said]").text_content()
+    assert screen.locator(".taco [data-taco=piles] [data-player='1'] [data-taco=pile-count]").inner_text() == "11"
+
+    pads = phone.new_page()
+    pads.goto(taco_server.url + "/pads")
+    pads.locator("button.pad[data-pad='1']").tap()
+    screen.locator(".taco [data-taco=piles] [data-player='1'].slapped").wait_for()
+    pads.locator("button.pad[data-pad='2']").tap()
+
+    verdict = screen.locator(".taco [data-taco=verdict][data-verdict='1']")
+    verdict.wait_for()
+    assert "Bob slapped last" in verdict.locator("[data-taco=reason]").inner_text()
+    assert verdict.locator("[data-taco=taker]").inner_text() == "Bob takes 1 card"
+    rows = verdict.locator(".tc-row")
+    assert [rows.nth(i).get_attribute("data-player") for i in range(rows.count())] == ["1", "2"]
+    assert "taker" in (rows.nth(1).get_attribute("class") or "")
+    assert " ms" in rows.nth(0).locator(".t").inner_text()
+    assert screen.locator(".taco [data-taco=piles] [data-player='2'] [data-taco=pile-count]").inner_text() == "13"
