@@ -24,7 +24,7 @@ import random
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from companion.broadcast import Broadcaster, Subscription, Update
 from companion.config import Config
@@ -450,7 +450,8 @@ class TableService:
             self._recover()
         return None
 
-    def _guarded(self, step: Any, what: str) -> list[dict[str, Any]]:
+    def _guarded(self, step: Callable[[], list[dict[str, Any]]], what: str) -> list[dict[str, Any]]:
+        """Run one hit's or notice's step; a bug is logged and costs only that item."""
         try:
             return step()
         except Exception:
@@ -462,7 +463,8 @@ class TableService:
     def _recover(self) -> None:
         """After a failure while folding, rebuild the state from the log plus this batch's accepted events."""
         assert self._state is not None
-        if self._state.dirty:
+        expected = self._pending[-1]["seq"] if self._pending else self.store.last_seq
+        if self._state.dirty or self._state.seq != expected:
             log.warning("table loop: state was half-updated; rebuilding it from the log")
             self._state = self._replay(extra=self._pending)
 

@@ -244,15 +244,17 @@ class TableState:
         if self.active is not None:
             in_game = player if player is not None and any(p.id == player.id for p in self.active.players) else None
             try:
-                events = self.active.game.decide_hit(hit, in_game)
+                drafts = self._game_drafts(self.active.game.decide_hit(hit, in_game), None)
+                for d in drafts:
+                    _as_stored(d)  # checked here so a bad event costs only the game's reaction
             except (InputError, RuleError) as exc:
                 log.debug("game ignored hit %s: %s", hit, exc)
-                events = []
+                drafts = []
             except Exception:
                 # The hit itself stays recorded; a bug in the game must not lose it.
                 log.exception("game %s: decide_hit(%s) failed", self.active.kind, hit)
-                events = []
-            out += self._commit(self._game_drafts(events, None), at)
+                drafts = []
+            out += self._commit(drafts, at)
         return out
 
     def execute_deadline(self, now_us: int, at: str) -> list[dict[str, Any]]:

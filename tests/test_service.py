@@ -378,3 +378,21 @@ def test_memory_stays_flat_while_hits_pour_in(service: TableService, pads: Simul
     assert len(state.recent_hits) == RECENT_HITS
     assert state._memory == []  # the service reads history from the log instead of keeping it
     assert service._pending == []
+
+
+def test_a_game_reacting_badly_to_a_hit_keeps_the_hit_and_the_numbering(service: TableService, pads: SimulatedPads,
+                                                                       monkeypatch, caplog) -> None:
+    from companion.games.base import Event
+    from helpers.counter_game import CounterGame
+
+    seated(service)
+    service.submit("start_game", {"kind": "counter"})
+    monkeypatch.setattr(CounterGame, "decide_hit", lambda self, hit, player: [Event("bad", {"x": {1, 2}})])
+    pads.inject(1)
+    seq = service.submit("add", {"n": 1})["seq"]
+    types = [e["type"] for e in service.events_after(seq - 2)]
+    assert types == ["hit", "added"]
+    assert "cannot be stored as JSON" in caplog.text
+    monkeypatch.setattr(CounterGame, "decide_hit", lambda self, hit, player: [Event("hit", {})])
+    pads.inject(2)
+    assert service.submit("add", {"n": 1})["seq"] == seq + 2  # the hit, then this: no gap, no failure
