@@ -106,3 +106,48 @@ def test_two_turns_by_tapping_the_board_and_the_other_phone_follows(tactile_serv
     assert "turn 3" in watcher.locator("[data-tt=status]").inner_text()
     assert watcher.locator(f"[data-player='{ann}'] [data-colour=red]").inner_text().endswith("red 1")
     assert watcher.locator("[data-tile=f5] [data-disc]").count() == 0
+
+
+def test_setup_on_the_phone_last_tile_by_taps_and_a_card_by_its_form(tmp_path: Path, phone):  # noqa: F811
+    service = make_service(tmp_path / "data", games={"tactile": TacTile})
+    app = create_app({"TESTING": True, "DATA_DIR": tmp_path / "data", "PIN": TEST_PIN,
+                      "SSE_KEEPALIVE_S": 0.3, "SSE_POLL_S": 0.1}, service=service)
+    server = start_live_server(app, service)
+    try:
+        for name in ("Ann", "Bob", "Cat", "Dan"):
+            service.submit("add_player", {"name": name})
+        service.submit("start_game", {"kind": "tactile", "settings": {"layout": "enter"}})
+        letters = {"r": "red", "y": "yellow", "g": "green", "b": "blue"}
+        tiles = [("abcdef"[c] + str(r + 1), letters[LAYOUT[r][c]]) for r in range(6) for c in range(6) if LAYOUT[r][c] != "h"]
+        for tile, colour in tiles[:-1]:
+            service.submit("place_tile", {"tile": tile, "colour": colour})
+
+        page = phone.new_page()
+        page.goto(server.url + "/pin?next=/")
+        page.fill("#pin", TEST_PIN)
+        page.click("button[type=submit]")
+        page.locator(".tactile [data-tt=status]", has_text="1 tiles to enter").wait_for()
+        last_tile, last_colour = tiles[-1]
+        page.locator(f".tactile [data-tile={last_tile}]").tap()
+        page.locator(f"[data-tt=tile-picker] [data-place={last_colour}]").tap()
+        page.locator("[data-tt=current]", has_text="Ann").wait_for()
+        assert page.locator(f"[data-tile={last_tile}]").get_attribute("class").split()[1] == last_colour
+
+        # The market's first slot waits for its card: enter it with the form.
+        page.locator("[data-tt=entry]", has_text="Market slot 1").wait_for()
+        page.select_option("[aria-label='card colour']", "green")
+        page.select_option("[aria-label='card type']", "push")
+        page.fill("[aria-label='cost red']", "2")
+        page.locator("[data-tt=enter-card]").tap()
+        page.locator("[data-tt=entry]", has_text="Market slot 2").wait_for()
+        slot = page.locator("[data-tt=market] [data-slot='1']")
+        assert "push" in slot.inner_text() and "cost 2●" in slot.inner_text()
+        # Once the other five are entered the form goes; a card Ann cannot pay for offers no Buy.
+        for number, face in enumerate(MARKET[1:], start=2):
+            service.submit("enter_card", {"slot": number, **face})
+        page.locator("[data-tt=entry]").wait_for(state="detached")
+        page.locator("[data-tt=market] [data-buy='1']").wait_for()
+        assert page.locator("[data-tt=market] [data-buy='1']").is_disabled()  # Ann cannot pay 2 red
+    finally:
+        server.stop()
+        stop_service(service)

@@ -142,6 +142,7 @@
     if (ui && ui.selected) {
       view.legal.forEach(function (a) { if (a.disc === ui.selected && a.to) { targets[a.to] = true; } });
     }
+    if (ui && ui.tile && view.phase === "setup") { targets[ui.tile] = true; }
     var homes = {};
     Object.keys(view.board.homes).forEach(function (pid) { homes[view.board.homes[pid]] = parseInt(pid, 10); });
     var cells = [];
@@ -255,12 +256,14 @@
     root.appendChild(statusLine(state, view, outcome));
 
     if (view.phase === "setup") {
+      root.appendChild(tilePicker(ui, view, send));
       root.appendChild(layoutForm(ui, send));
     }
     if (view.phase === "play") {
       root.appendChild(basicsLine(view));
     }
-    root.appendChild(board(state, view, ui, view.phase === "play" ? onTap : null));
+    var onSetupTap = function (tile) { ui.tile = tile; ui.error = ""; redraw(); };
+    root.appendChild(board(state, view, ui, view.phase === "play" ? onTap : view.phase === "setup" ? onSetupTap : null));
     root.appendChild(h("div", { "class": "tt-error", "data-tt": "error", role: "alert" }, ui.error));
     root.appendChild(h("p", { "data-tt": "hint" }, ui.selected ? "Disc " + ui.selected + " selected: tap where it goes." : view.phase === "play" ? "Tap a disc, then its destination." : ""));
     if (view.market.pending.length && !outcome) {
@@ -294,7 +297,7 @@
         if (window.confirm("Take back the whole previous turn?")) { send("undo_turn", {}); }
       } }, "Undo turn") : null
     ]);
-    return h("div", {}, [row, swap, ends]);
+    return h("div", {}, [row, swap, swapCardRow(ui, view, send), ends]);
   }
 
   function entryForm(ui, view, send) {
@@ -318,6 +321,33 @@
         send("enter_card", { slot: slot, colour: e.colour, type: e.type, cost: cost }).then(function () { e.cost = {}; });
       } }, "Enter card")
     ]);
+  }
+
+  function tilePicker(ui, view, send) {
+    // Tile by tile: tap a tile on the board, then its colour.
+    if (!ui.tile || view.board.unplaced.indexOf(ui.tile) < 0) {
+      return h("p", { "data-tt": "tile-hint" }, "Tap a grey tile, then its colour; or type the whole layout below.");
+    }
+    var tile = ui.tile;
+    return h("div", { "class": "tt-row", "data-tt": "tile-picker" }, [h("strong", {}, tile + ":")].concat(COLOURS.map(function (c) {
+      return h("button", { type: "button", "class": "tt-card " + c, "data-place": c, onclick: function () {
+        send("place_tile", { tile: tile, colour: c }).then(function () { ui.tile = null; });
+      } }, SHAPE[c] + " " + c);
+    })));
+  }
+
+  function swapCardRow(ui, view, send) {
+    var pairs = view.legal.filter(function (a) { return a.kind === "swap_card"; });
+    if (!pairs.length) { return null; }
+    var select = h("select", { "aria-label": "swap cards with your ally", onchange: function (e) { ui.swapPair = e.target.value; } },
+      pairs.map(function (a) {
+        var v = a.card + ":" + a.ally_card;
+        return h("option", { value: v, selected: ui.swapPair === v }, "#" + a.card + " ⇄ ally's #" + a.ally_card);
+      }));
+    return h("div", { "class": "tt-row", "data-tt": "swap-cards" }, [select, h("button", { type: "button", onclick: function () {
+      var v = (ui.swapPair || pairs[0].card + ":" + pairs[0].ally_card).split(":");
+      send("swap", { card: parseInt(v[0], 10), ally_card: parseInt(v[1], 10) });
+    } }, "Swap cards")]);
   }
 
   function layoutForm(ui, send) {
