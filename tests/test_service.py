@@ -396,3 +396,22 @@ def test_a_game_reacting_badly_to_a_hit_keeps_the_hit_and_the_numbering(service:
     monkeypatch.setattr(CounterGame, "decide_hit", lambda self, hit, player: [Event("hit", {})])
     pads.inject(2)
     assert service.submit("add", {"n": 1})["seq"] == seq + 2  # the hit, then this: no gap, no failure
+
+
+def test_source_notices_are_logged_and_shown_with_the_pads(service: TableService, pads: SimulatedPads) -> None:
+    sub = service.subscribe()
+    pads.notify("disconnected", "pad box unplugged", port="/dev/ttyUSB0")
+    update = sub.get(timeout=WAIT)
+    [event] = update.events
+    assert event["type"] == "pad_source" and event["game_id"] is None
+    assert event["data"] == {"kind": "disconnected", "message": "pad box unplugged", "details": {"port": "/dev/ttyUSB0"}}
+    assert update.state["pads"]["status"]["notice"] == {"kind": "disconnected", "message": "pad box unplugged"}
+    sub.close()
+
+
+def test_a_command_the_loop_cannot_answer_in_time_raises_timeout(service: TableService, store: GatedStore) -> None:
+    store.gate.clear()
+    with pytest.raises(TimeoutError, match="may still be applied"):
+        service.submit("add_player", {"name": "Ann"}, timeout=0.05)
+    store.gate.set()
+    assert service.submit("add_player", {"name": "Bob"})["seq"] == 2  # Ann's command did go through
