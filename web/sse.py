@@ -23,6 +23,7 @@ import json
 import logging
 import threading
 import time
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -49,6 +50,37 @@ def state_message(state: dict[str, Any]) -> str:
 def comment(text: str) -> str:
     """An SSE comment line (ignored by browsers, keeps the connection alive)."""
     return f": {text}\n\n"
+
+
+class _EncodedUpdates:
+    """The SSE text of recent updates, encoded once and shared by every stream.
+
+    Every subscriber gets the same Update object, so twenty phones need one
+    JSON encoding of the state, not twenty (it is the biggest cost per client).
+    """
+
+    def __init__(self, size: int = 16) -> None:
+        self._lock = threading.Lock()
+        self._entries: "OrderedDict[int, tuple[Any, str]]" = OrderedDict()
+        self._size = size
+
+    def text(self, update: Any) -> str:
+        """Every event of ``update`` as ``log`` messages, then its ``state`` message."""
+        key = id(update)
+        with self._lock:
+            entry = self._entries.get(key)
+            # The entry holds the update itself, so its id cannot be reused while cached.
+            if entry is not None and entry[0] is update:
+                return entry[1]
+        text = "".join(log_message(e) for e in update.events) + state_message(update.state)
+        with self._lock:
+            self._entries[key] = (update, text)
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+        return text
+
+
+ENCODED = _EncodedUpdates()
 
 
 def is_resync(update: Any) -> bool:
@@ -151,6 +183,12 @@ class EventStream:
                 if update.seq < self._last:
                     continue  # an older state than the client has
                 fresh = [e for e in update.events if int(e["seq"]) > self._last]
+                if fresh and int(fresh[0]["seq"]) == self._last + 1 and len(fresh) == len(update.events):
+                    # The usual case: exactly the next events; one write for events and state.
+                    self._last = max(self._last, int(update.seq))
+                    yield ENCODED.text(update)
+                    last_write = time.monotonic()
+                    continue
                 if fresh and int(fresh[0]["seq"]) != self._last + 1:
                     # The live stream skipped something: the store has it.
                     yield from self._backlog(self._last, upto=update.seq)
