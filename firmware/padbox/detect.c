@@ -34,7 +34,6 @@ uint16_t detect_start_threshold(const detect_pad_config_t *cfg) {
 
 void detect_reset_state(detect_t *d) {
     memset(d->st, 0, sizeof d->st);
-    for (uint8_t i = 0; i < DETECT_MAX_PADS; i++) d->st[i].below = 1;
 }
 
 void detect_init(detect_t *d, uint8_t npads) {
@@ -43,15 +42,26 @@ void detect_init(detect_t *d, uint8_t npads) {
     d->npads = npads;
     for (uint8_t i = 0; i < DETECT_MAX_PADS; i++) detect_default_config(&d->pad[i]);
     d->dropped_xtalk = 0;
+    detect_settings_changed(d);
     detect_reset_state(d);
+}
+
+void detect_settings_changed(detect_t *d) {
+    d->max_scan_us = 0;
+    for (uint8_t i = 0; i < DETECT_MAX_PADS; i++) {
+        d->thr[i] = detect_start_threshold(&d->pad[i]);
+        if (i < d->npads && d->pad[i].scan_us > d->max_scan_us) d->max_scan_us = d->pad[i].scan_us;
+    }
 }
 
 /* Remember where the signal crossed the threshold: between the previous
  * sample and this one, or (when the previous sample was already above it,
- * a contact on a ringing pad) back along the rising edge. */
+ * a contact on a ringing pad) back along the rising edge, at most max_back
+ * sample periods. */
 static void crossing_at(detect_crossing_t *c, const detect_pad_state_t *s, uint16_t value,
-                        uint32_t t_us, uint16_t thr) {
+                        uint32_t t_us, uint16_t thr, uint8_t max_back) {
     c->t_us = t_us;
+    c->max_back = max_back;
     c->over = (uint16_t)(value - thr);
     c->span = 0;
     c->dt_us = 0;
@@ -68,7 +78,7 @@ static void crossing_at(detect_crossing_t *c, const detect_pad_state_t *s, uint1
 static uint32_t crossing_time(const detect_crossing_t *c) {
     if (c->dt_us == 0 || c->span == 0) return c->t_us;
     uint32_t back = ((uint32_t)c->dt_us * c->over) / c->span;
-    uint32_t limit = (uint32_t)c->dt_us * MAX_BACK_SAMPLES;
+    uint32_t limit = (uint32_t)c->dt_us * c->max_back;
     if (back > limit) back = limit;
     return c->t_us - back;
 }
@@ -84,7 +94,7 @@ static void decay_env(detect_pad_state_t *s, uint32_t t_us) {
 
 uint16_t detect_trigger_level(const detect_t *d, uint8_t pad, uint32_t t_us) {
     const detect_pad_state_t *s = &d->st[pad];
-    uint16_t thr = detect_start_threshold(&d->pad[pad]);
+    uint16_t thr = d->thr[pad];
     if (s->state == DETECT_SCAN || s->state == DETECT_PENDING) return 0xFFFFu;
     if (s->state == DETECT_REARM) {
         if (s->masked && since(t_us, s->onset_us) < (int32_t)d->pad[pad].mask_us) return 0xFFFFu;
@@ -95,30 +105,47 @@ uint16_t detect_trigger_level(const detect_t *d, uint8_t pad, uint32_t t_us) {
 }
 
 static void start_contact(detect_pad_state_t *s, uint16_t value, uint32_t t_us, uint16_t thr) {
-    crossing_at(&s->onset, s, value, t_us, thr);
+    crossing_at(&s->onset, s, value, t_us, thr, MAX_BACK_SAMPLES);
     s->onset_us = t_us;
     s->peak = value;
     s->seg_before = 0;
     s->seg_peak = 0;
+    s->falling = 0;
+    s->seg_armed = 0;
     s->state = DETECT_SCAN;
 }
 
 void detect_sample(detect_t *d, uint8_t pad, uint16_t value, uint32_t t_us) {
     if (pad >= d->npads) return;
     detect_pad_state_t *s = &d->st[pad];
+    uint16_t thr = d->thr[pad];
+    if (s->state == DETECT_IDLE && value < thr) {
+        /* The common case, a quiet pad: as few cycles as possible. */
+        s->prev_value = value;
+        s->prev_us = t_us;
+        s->have_prev = 1;
+        return;
+    }
     const detect_pad_config_t *cfg = &d->pad[pad];
-    uint16_t thr = detect_start_threshold(cfg);
 
     switch (s->state) {
     case DETECT_SCAN:
-        if (s->below && value >= thr) {
-            /* A re-rise inside the scan: maybe the real contact after crosstalk. */
-            crossing_at(&s->seg, s, value, t_us, thr);
-            s->seg_before = s->peak;
-            s->seg_peak = value;
-        } else if (value > s->seg_peak) {
-            s->seg_peak = value;
+        if (value <= s->prev_value) {
+            s->falling = 1;
+        } else {
+            /* A rise after a fall: maybe the real contact starting after a
+             * neighbour's crosstalk. It counts once it reaches the threshold,
+             * and only if what follows dwarfs everything before it (below). */
+            if (s->falling) s->seg_armed = 1;
+            s->falling = 0;
+            if (s->seg_armed && value >= thr) {
+                crossing_at(&s->seg, s, value, t_us, thr, 1);
+                s->seg_before = s->peak;
+                s->seg_peak = value;
+                s->seg_armed = 0;
+            }
         }
+        if (value > s->seg_peak) s->seg_peak = value;
         if (value > s->peak) s->peak = value;
         if (s->seg_before != 0 &&
             (uint32_t)s->seg_before * 100u < (uint32_t)s->seg_peak * cfg->xtalk) {
@@ -136,17 +163,24 @@ void detect_sample(detect_t *d, uint8_t pad, uint16_t value, uint32_t t_us) {
         break;
     case DETECT_REARM:
         decay_env(s, t_us);
+        /* The envelope takes in each block's maximum only when the block is
+         * over: ringing (which only decays) is followed, while a new rise
+         * is judged against what came before it, not against itself. */
+        if (since(t_us, s->blk_end_us) >= 0) {
+            if (s->blk_max > s->env) s->env = s->blk_max;
+            s->blk_max = 0;
+            s->blk_end_us = t_us + DETECT_ENV_BLOCK_US;
+        }
         if (value >= thr && value >= detect_trigger_level(d, pad, t_us)) {
             start_contact(s, value, t_us, thr);
-        } else if (value > s->env) {
-            s->env = value;
+        } else if (value > s->blk_max) {
+            s->blk_max = value;
         }
         break;
     default:
         if (value >= thr) start_contact(s, value, t_us, thr);
         break;
     }
-    s->below = value < thr;
     s->prev_value = value;
     s->prev_us = t_us;
     s->have_prev = 1;
@@ -170,47 +204,47 @@ static uint8_t is_crosstalk(const detect_t *d, uint8_t pad) {
     return 0;
 }
 
+uint8_t detect_poll_pad(detect_t *d, uint8_t pad, uint32_t now_us, detect_hit_t *out) {
+    if (pad >= d->npads) return 0;
+    detect_pad_state_t *s = &d->st[pad];
+    if (s->state != DETECT_SCAN && s->state != DETECT_PENDING) return 0; /* the common case */
+    const detect_pad_config_t *cfg = &d->pad[pad];
+    if (s->state == DETECT_SCAN && since(now_us, s->onset_us) >= (int32_t)cfg->scan_us) {
+        s->onset_us = crossing_time(&s->onset);
+        s->state = DETECT_PENDING;
+    }
+    if (s->state != DETECT_PENDING) return 0;
+    /* Every contact with an onset inside this pad's window has finished its
+     * scan by onset + window + the longest scan. */
+    int32_t wait = (int32_t)(cfg->xtalk ? cfg->xwin_us : 0) + (int32_t)d->max_scan_us;
+    if (since(now_us, s->onset_us) < wait) return 0;
+
+    /* Deciding one pad leaves the onset and peak every other pad's decision
+     * needs in place, so the order pads are decided in never matters. */
+    uint8_t drop = is_crosstalk(d, pad);
+    s->state = DETECT_REARM;
+    s->env = s->peak;
+    s->blk_max = 0;
+    s->blk_end_us = now_us + DETECT_ENV_BLOCK_US;
+    s->step_at_us = s->onset_us + DETECT_DECAY_HALFLIFE_US / DECAY_STEPS_PER_HALFLIFE;
+    s->masked = !drop;
+    if (drop) {
+        d->dropped_xtalk++;
+        return 0;
+    }
+    out->pad = pad;
+    out->is_slap = s->peak >= cfg->slap;
+    out->peak = s->peak;
+    out->onset_us = s->onset_us;
+    return 1;
+}
+
 uint8_t detect_poll(detect_t *d, uint32_t now_us, detect_hit_t *out, uint8_t max) {
     uint8_t n = 0;
-    uint8_t decided[DETECT_MAX_PADS];
-    uint8_t ndecided = 0;
-    uint16_t max_scan = 0;
-    for (uint8_t i = 0; i < d->npads; i++)
-        if (d->pad[i].scan_us > max_scan) max_scan = d->pad[i].scan_us;
-
     for (uint8_t i = 0; i < d->npads; i++) {
-        detect_pad_state_t *s = &d->st[i];
-        const detect_pad_config_t *cfg = &d->pad[i];
-        if (s->state == DETECT_SCAN && since(now_us, s->onset_us) >= (int32_t)cfg->scan_us) {
-            s->onset_us = crossing_time(&s->onset);
-            s->state = DETECT_PENDING;
-        }
-        /* Every contact with an onset inside this pad's window has finished
-         * its scan by onset + window + the longest scan. */
-        int32_t wait = (int32_t)(cfg->xtalk ? cfg->xwin_us : 0) + (int32_t)max_scan;
-        if (s->state == DETECT_PENDING && since(now_us, s->onset_us) >= wait) decided[ndecided++] = i;
-    }
-    /* Judge all before changing any state, so the order of pads never matters. */
-    uint8_t drop[DETECT_MAX_PADS];
-    for (uint8_t k = 0; k < ndecided; k++) drop[k] = is_crosstalk(d, decided[k]);
-
-    for (uint8_t k = 0; k < ndecided; k++) {
-        uint8_t i = decided[k];
-        detect_pad_state_t *s = &d->st[i];
-        s->state = DETECT_REARM;
-        s->env = s->peak;
-        s->step_at_us = s->onset_us + DETECT_DECAY_HALFLIFE_US / DECAY_STEPS_PER_HALFLIFE;
-        s->masked = !drop[k];
-        if (drop[k]) {
-            d->dropped_xtalk++;
-            continue;
-        }
-        if (n >= max) continue; /* caller's buffer full: the contact is lost, never garbled */
         detect_hit_t h;
-        h.pad = i;
-        h.is_slap = s->peak >= d->pad[i].slap;
-        h.peak = s->peak;
-        h.onset_us = s->onset_us;
+        if (!detect_poll_pad(d, i, now_us, &h)) continue;
+        if (n >= max) continue; /* caller's buffer full: the contact is lost, never garbled */
         /* Insertion sort by onset: at most 8 entries. */
         uint8_t pos = n;
         while (pos > 0 && since(out[pos - 1].onset_us, h.onset_us) > 0) {

@@ -12,11 +12,11 @@
  *      threshold crossing, interpolated between the previous sample and
  *      this one, never the peak.
  *   2. SCAN for scan_us after the onset: keep the largest sample (the peak).
- *      If the signal dips below the threshold and rises again to a peak that
- *      dwarfs everything before it (the earlier part is below xtalk % of the
- *      new part), the earlier part was crosstalk from a neighbour and the
- *      onset moves to the new rise: a player who slaps 0.5 ms after a loud
- *      neighbour keeps their own onset.
+ *      If the signal stops rising and then rises again to a peak that
+ *      dwarfs everything before it (the earlier part is below
+ *      xtalk % of the new part), the earlier part was crosstalk from a
+ *      neighbour and the onset moves to the new rise: a player who slaps
+ *      0.5 ms after a loud neighbour keeps their own onset.
  *   3. The contact then waits until xwin_us (plus the longest scan of any
  *      pad) after its onset, so that every pad whose onset lies within the
  *      crosstalk window has finished its own scan. It is dropped as
@@ -26,8 +26,9 @@
  *      (a feint).
  *   4. MASK: a reported contact masks its pad for mask_us after the onset.
  *      After that, and right away after a contact dropped as crosstalk, a
- *      new contact needs a sample at least 1.5 times the pad's recent
- *      envelope (its running maximum, halved every DETECT_DECAY_HALFLIFE_US).
+ *      new contact needs a sample at least 1.5 times the pad's envelope:
+ *      the contact's peak and the maxima of the 1 ms blocks since, halved
+ *      every DETECT_DECAY_HALFLIFE_US.
  *      Ringing only ever decays, so it never retriggers however long it
  *      lasts, while a fresh slap on a still-ringing pad rises far above it:
  *      the player on a pad shaken by a loud neighbour is still heard a
@@ -62,6 +63,8 @@ extern "C" {
 #define DETECT_DEFAULT_XWIN_US 5000ul  /* table vibration arrives well within 1 ms */
 /* Not settable: how fast the retrigger envelope decays after a contact. */
 #define DETECT_DECAY_HALFLIFE_US 10000u
+/* Not settable: the envelope follows the signal in blocks of this length. */
+#define DETECT_ENV_BLOCK_US 1000u
 
 /** Settings of one pad: the SET parameters of the wire protocol. */
 typedef struct {
@@ -91,6 +94,7 @@ typedef struct {
     uint16_t dt_us; /* time since the sample before it (0: no interpolation) */
     uint16_t over;  /* sample - threshold */
     uint16_t span;  /* sample - previous sample */
+    uint8_t max_back; /* extrapolate back at most this many sample periods */
 } detect_crossing_t;
 
 /** Per-pad running state (exposed so the sketch can size it statically). */
@@ -98,7 +102,8 @@ typedef struct {
     uint8_t state;
     uint8_t have_prev;
     uint8_t masked;          /* last contact was reported: the fixed mask applies */
-    uint8_t below;           /* previous sample was below the threshold */
+    uint8_t falling;         /* the signal fell since the last rise (in a scan) */
+    uint8_t seg_armed;       /* rising after a fall, not yet at the threshold */
     uint16_t prev_value;
     uint32_t prev_us;
     detect_crossing_t onset; /* onset of the current or last contact */
@@ -108,6 +113,8 @@ typedef struct {
     uint16_t seg_before;     /* peak before that re-rise */
     uint16_t seg_peak;       /* peak since that re-rise */
     uint16_t env;            /* decaying envelope after a contact */
+    uint16_t blk_max;        /* largest sample in the current envelope block */
+    uint32_t blk_end_us;     /* when that block ends */
     uint32_t step_at_us;     /* next decay step of env */
 } detect_pad_state_t;
 
@@ -116,7 +123,9 @@ typedef struct {
     uint8_t npads;
     detect_pad_config_t pad[DETECT_MAX_PADS];
     detect_pad_state_t st[DETECT_MAX_PADS];
-    uint16_t dropped_xtalk; /* contacts dropped as crosstalk since init */
+    uint16_t thr[DETECT_MAX_PADS]; /* start threshold of each pad (cached) */
+    uint16_t max_scan_us;          /* longest scan of any pad (cached) */
+    uint16_t dropped_xtalk;        /* contacts dropped as crosstalk since init */
 } detect_t;
 
 /** The factory settings of one pad. */
@@ -127,6 +136,9 @@ uint16_t detect_start_threshold(const detect_pad_config_t *cfg);
 
 /** Factory settings for npads pads (clamped to 1..DETECT_MAX_PADS), no contacts. */
 void detect_init(detect_t *d, uint8_t npads);
+
+/** Call after changing any d->pad[] setting: refreshes the cached values. */
+void detect_settings_changed(detect_t *d);
 
 /** Forget every contact in progress (after a settings change). */
 void detect_reset_state(detect_t *d);
@@ -140,6 +152,14 @@ void detect_sample(detect_t *d, uint8_t pad, uint16_t value, uint32_t t_us);
  * least once per scan, with now_us no earlier than the last sample time.
  */
 uint8_t detect_poll(detect_t *d, uint32_t now_us, detect_hit_t *out, uint8_t max);
+
+/**
+ * The same for one pad (0-based): 1 and *out filled if it has a contact to
+ * report now. The firmware spreads these calls over the scan, one pad per
+ * sample slot, so no slot grows long; the order pads are decided in does
+ * not change any decision.
+ */
+uint8_t detect_poll_pad(detect_t *d, uint8_t pad, uint32_t now_us, detect_hit_t *out);
 
 /** The level a new contact on this pad must reach at t_us (0xFFFF: masked). */
 uint16_t detect_trigger_level(const detect_t *d, uint8_t pad, uint32_t t_us);

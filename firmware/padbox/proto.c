@@ -9,17 +9,20 @@
 #include <util/crc16.h>
 #endif
 
+static inline uint16_t crc_update(uint16_t crc, uint8_t byte) {
+#ifdef __AVR__
+    return _crc_xmodem_update(crc, byte);
+#else
+    /* The same arithmetic as avr-libc's documented C equivalent. */
+    crc ^= (uint16_t)byte << 8;
+    for (uint8_t b = 0; b < 8; b++) crc = (crc & 0x8000u) ? (uint16_t)((crc << 1) ^ 0x1021u) : (uint16_t)(crc << 1);
+    return crc;
+#endif
+}
+
 uint16_t proto_crc(const char *data, uint8_t len) {
     uint16_t crc = 0;
-    for (uint8_t i = 0; i < len; i++) {
-#ifdef __AVR__
-        crc = _crc_xmodem_update(crc, (uint8_t)data[i]);
-#else
-        /* The same arithmetic as avr-libc's documented C equivalent. */
-        crc ^= (uint16_t)((uint8_t)data[i]) << 8;
-        for (uint8_t b = 0; b < 8; b++) crc = (crc & 0x8000u) ? (uint16_t)((crc << 1) ^ 0x1021u) : (uint16_t)(crc << 1);
-#endif
-    }
+    for (uint8_t i = 0; i < len; i++) crc = crc_update(crc, (uint8_t)data[i]);
     return crc;
 }
 
@@ -32,27 +35,39 @@ static void put(proto_line_t *l, char c) {
         return;
     }
     l->buf[l->len++] = c;
+    l->crc = crc_update(l->crc, (uint8_t)c);
 }
 
 void proto_begin_raw(proto_line_t *l, const char *word) {
     l->len = 0;
     l->overflow = 0;
+    l->crc = 0;
     while (*word) put(l, *word++);
 }
 
+/* Decimal by subtracting powers of ten: an 8-bit AVR has no divider, and
+ * ten 32-bit divisions would cost a whole scan. */
+static const uint32_t POW10[] = {1000000000ul, 100000000ul, 10000000ul, 1000000ul, 100000ul,
+                                 10000ul,      1000ul,      100ul,      10ul,      1ul};
+
 static void put_u32(proto_line_t *l, uint32_t v) {
-    char tmp[10];
-    uint8_t n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10u);
-        v /= 10u;
-    } while (v);
-    while (n) put(l, tmp[--n]);
+    uint8_t i = 0;
+    while (i < 9 && v < POW10[i]) i++; /* no leading zeros */
+    for (; i < 10; i++) {
+        char digit = '0';
+        uint32_t p = POW10[i];
+        while (v >= p) {
+            v -= p;
+            digit++;
+        }
+        put(l, digit);
+    }
 }
 
 void proto_begin(proto_line_t *l, uint16_t seq, const char *type) {
     l->len = 0;
     l->overflow = 0;
+    l->crc = 0;
     put_u32(l, seq);
     proto_add_str(l, type);
 }
@@ -79,7 +94,7 @@ void proto_add_hex3(proto_line_t *l, const uint16_t *v, uint8_t n) {
 
 uint8_t proto_finish(proto_line_t *l) {
     if (l->overflow) return 0;
-    uint16_t crc = proto_crc(l->buf, l->len);
+    uint16_t crc = l->crc;
     l->buf[l->len++] = '*';
     l->buf[l->len++] = HEX[(crc >> 12) & 0xF];
     l->buf[l->len++] = HEX[(crc >> 8) & 0xF];

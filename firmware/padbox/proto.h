@@ -25,6 +25,7 @@ typedef struct {
     char buf[PROTO_MAX_LINE + 1];
     uint8_t len;
     uint8_t overflow; /* a field did not fit: the line must not be sent */
+    uint16_t crc;     /* of the body so far: a line can be built in small steps */
 } proto_line_t;
 
 void proto_begin(proto_line_t *l, uint16_t seq, const char *type);

@@ -19,7 +19,7 @@
 #include "../padbox/detect.h"
 #include "../sim/scenario.h"
 
-#define SCAN_PERIOD_US 116u
+static unsigned SCAN_PERIOD_US = 116u; /* TEST_SCAN_PERIOD_US overrides */
 #define MAX_HITS 256
 
 static int failures = 0;
@@ -127,13 +127,16 @@ static void test_touch_off(void) {
     detect_t d;
     detect_init(&d, 8);
     d.pad[1].touch = 0; /* touches off: detection starts at the slap threshold */
+    detect_settings_changed(&d);
     static hits_t h;
     CHECK(count_hits(&s, &d, &h) == 0, "touch 0: a touch-sized contact is ignored, got %d hits", h.n);
     detect_init(&d, 8);
     d.pad[1].touch = 300; /* >= slap: touches off too */
+    detect_settings_changed(&d);
     CHECK(count_hits(&s, &d, &h) == 0, "touch >= slap: ignored, got %d hits", h.n);
     detect_init(&d, 8);
     d.pad[1].slap = 100; /* now the same contact is a slap */
+    detect_settings_changed(&d);
     CHECK(count_hits(&s, &d, &h) == 1 && h.hit[0].is_slap, "slap 100: a 143-count contact is a slap");
 }
 
@@ -149,10 +152,12 @@ static void test_xtalk_off(void) {
     static hits_t h;
     CHECK(count_hits(&s, &d, &h) == 1, "crosstalk on: one hit, got %d", h.n);
     d.pad[1].xtalk = 0;
+    detect_settings_changed(&d);
     detect_reset_state(&d);
     CHECK(count_hits(&s, &d, &h) == 2, "crosstalk off on pad 2: both hits, got %d", h.n);
     detect_init(&d, 8);
     d.pad[1].xwin_us = 50; /* a window too short to cover the 150 us delay */
+    detect_settings_changed(&d);
     CHECK(count_hits(&s, &d, &h) == 2, "window 50 us: both hits, got %d", h.n);
 }
 
@@ -172,6 +177,7 @@ static void test_mask(void) {
     CHECK(count_hits(&s, &d, &h) == 1, "mask 30 ms: one hit, got %d", h.n);
     detect_init(&d, 8);
     d.pad[2].mask_us = 10000;
+    detect_settings_changed(&d);
     CHECK(count_hits(&s, &d, &h) == 2, "mask 10 ms: two hits, got %d", h.n);
 }
 
@@ -185,6 +191,7 @@ static void test_onset_not_peak(void) {
     detect_t d;
     detect_init(&d, 8);
     d.pad[0].scan_us = 4000;
+    detect_settings_changed(&d);
     static hits_t h;
     CHECK(count_hits(&s, &d, &h) == 1, "slow push: one hit");
     if (h.n == 1) {
@@ -209,7 +216,18 @@ static void test_poll_buffer_small(void) {
 }
 
 int main(int argc, char **argv) {
-    for (int i = 1; i < argc; i++) test_scenario(argv[i]);
+    if (getenv("TEST_SCAN_PERIOD_US")) SCAN_PERIOD_US = (unsigned)atoi(getenv("TEST_SCAN_PERIOD_US"));
+    /* The firmware's scan period depends on the build and on what it is
+     * sending; the detector must hold from fast to the 200 us budget. */
+    static const unsigned periods[] = {100, 140, 183, 200};
+    unsigned fixed = SCAN_PERIOD_US;
+    for (unsigned k = 0; k < sizeof periods / sizeof periods[0]; k++) {
+        SCAN_PERIOD_US = getenv("TEST_SCAN_PERIOD_US") ? fixed : periods[k];
+        printf("-- scan period %u us\n", SCAN_PERIOD_US);
+        for (int i = 1; i < argc; i++) test_scenario(argv[i]);
+        if (getenv("TEST_SCAN_PERIOD_US")) break;
+    }
+    SCAN_PERIOD_US = fixed;
     test_touch_off();
     test_xtalk_off();
     test_mask();

@@ -1,0 +1,619 @@
+/*
+ * padbox.ino - the tabletop-companion pad box: up to 8 piezo pads (A0..A7)
+ * or 8 button pads (D2..D9) on an ATmega328P at 16 MHz (Arduino Nano),
+ * timestamped hits to the host over USB serial (firmware/PROTOCOL.md).
+ *
+ * Builds two ways, to the same behaviour:
+ *   - `make -C firmware` (plain avr-gcc + avr-libc; firmware/avr/main.cpp
+ *     calls setup() and loop()), the image the simulator tests run;
+ *   - the Arduino IDE (open this folder, board "Arduino Nano"); the core's
+ *     Timer0 millis interrupt then also runs, which only adds ~1 % jitter.
+ * Only avr-libc is used here, no Arduino API, so both builds agree.
+ *
+ * Time base: Timer1 counts at 2 MHz (prescaler 8); its overflow interrupt
+ * extends it to a 32-bit microsecond clock that wraps every 71.6 minutes.
+ *
+ * Sampling: the ADC runs at 1 MHz (prescaler 16, within the 50 kHz..1 MHz
+ * the datasheet allows for reduced, still ~9-bit-clean accuracy), 13 us a
+ * conversion. The loop starts the next pad's conversion as soon as one
+ * ends and runs detection of the finished sample while the ADC works, so
+ * a scan of 8 pads takes about 8 conversions plus the per-scan work. The
+ * firmware measures its own scan period and reports it as the timing
+ * resolution in HELLO.
+ *
+ * Serial: 250000 baud, UBRR = 3, exact at 16 MHz (see PROTOCOL.md). Output
+ * goes through a 256-byte queue, fed to the UART one byte at a time from
+ * inside the scan loop (no transmit interrupt, so output never steals a
+ * sample slot). Input arrives by the receive interrupt into a small ring.
+ *
+ * Mode: piezo unless D12 is tied to GND at reset (then button mode).
+ */
+#include <avr/eeprom.h>
+#include <avr/interrupt.h>
+#include <avr/io.h>
+#include <string.h>
+
+#include "detect.h"
+#include "proto.h"
+
+#define FW_VERSION "1.0.0"
+#ifndef PADBOX_PADS
+#define PADBOX_PADS 8
+#endif
+#define HB_PERIOD_US 500000ul
+#define LVL_PERIOD_US 50000ul
+#define BUTTON_RELEASE_US 5000ul  /* a press counts only after 5 ms released */
+#define BUTTON_RESOLUTION_US 8u   /* edge interrupt latency bound, worst case */
+#define EEPROM_MAGIC0 'P'
+#define EEPROM_MAGIC1 'B'
+#define EEPROM_LAYOUT 1
+#define EEPROM_PAD_BYTES 16
+#define EEPROM_SIZE (4 + EEPROM_PAD_BYTES * DETECT_MAX_PADS + 2)
+
+/* ---------------------------------------------------------------- clock */
+
+/* Microseconds at the last Timer1 overflow: one overflow is 65536 ticks of
+ * 0.5 us = 32768 us. Kept in us so reading the clock is one 32-bit add. */
+static volatile uint32_t t1_base_us;
+
+ISR(TIMER1_OVF_vect) { t1_base_us += 32768u; }
+
+/** Device time in microseconds; safe with interrupts on or off. */
+static inline uint32_t clock_us(void) __attribute__((always_inline));
+static inline uint32_t clock_us(void) {
+    uint8_t sreg = SREG;
+    cli();
+    uint16_t lo = TCNT1;
+    uint32_t base = t1_base_us;
+    /* An overflow not yet serviced, and lo read after it. */
+    if ((TIFR1 & _BV(TOV1)) && lo < 0x8000u) base += 32768u;
+    SREG = sreg;
+    return base + (lo >> 1);
+}
+
+static void clock_init(void) {
+    TCCR1A = 0;
+    TCCR1B = _BV(CS11); /* clk/8: 0.5 us a tick */
+    TCCR1C = 0;
+    TCNT1 = 0;
+    TIFR1 = _BV(TOV1);
+    TIMSK1 = _BV(TOIE1);
+}
+
+/* ----------------------------------------------------------------- UART */
+
+static uint8_t txq[256];
+static volatile uint8_t rxq[64];
+static uint8_t tx_head, tx_tail; /* uint8_t indices wrap with the 256-byte queue */
+static volatile uint8_t rx_head;
+static uint8_t rx_tail;
+static uint16_t seq;
+static uint8_t said_hello; /* nothing but HELLO goes out first */
+
+ISR(USART_RX_vect) {
+    uint8_t status = UCSR0A;
+    uint8_t c = UDR0;
+    if (status & (_BV(FE0) | _BV(DOR0))) c = 0x01; /* a damaged byte: the line fails FRAME */
+    uint8_t next = (uint8_t)((rx_head + 1) & 63);
+    if (next != rx_tail) {
+        rxq[rx_head] = c;
+        rx_head = next;
+    }
+}
+
+static void uart_init(void) {
+    UBRR0H = 0;
+    UBRR0L = 3; /* 16 MHz / (16 * (3 + 1)) = 250000 baud exactly */
+    UCSR0A = 0;
+    UCSR0C = _BV(UCSZ01) | _BV(UCSZ00); /* 8N1 */
+    UCSR0B = _BV(RXEN0) | _BV(TXEN0) | _BV(RXCIE0);
+}
+
+static inline void tx_service(void) {
+    if (tx_head != tx_tail && (UCSR0A & _BV(UDRE0))) UDR0 = txq[tx_tail++];
+}
+
+static uint8_t tx_free(void) { return (uint8_t)(tx_tail - tx_head - 1); }
+
+/* ------------------------------------------------------------ detection */
+
+static detect_t det;
+static uint8_t npads = PADBOX_PADS;
+static uint8_t button_mode;
+static uint16_t scan_res_us = 1;   /* measured scan period, rounded up */
+static uint16_t lvl_latest[DETECT_MAX_PADS];
+static uint16_t lvl_peak[DETECT_MAX_PADS];
+static uint8_t streaming;
+static uint32_t next_hb, next_lvl;
+
+/* Button presses from the pin-change interrupt to the main loop. */
+typedef struct {
+    uint8_t pad;
+    uint32_t t_us;
+} press_t;
+static volatile press_t pressq[8];
+static volatile uint8_t press_head;
+static uint8_t press_tail;
+static uint8_t btn_last = 0xFF; /* 1 = released (pull-up) */
+static uint32_t btn_rise[DETECT_MAX_PADS];
+static uint32_t btn_press[DETECT_MAX_PADS];
+static uint8_t btn_pressed_once;
+
+/* ------------------------------------------------------------- sending */
+
+/* HIT and HB lines are built a field at a time, one step per sample slot,
+ * so a line never stalls sampling for more than a few microseconds. Other
+ * lines (replies, HELLO, LVL) are rare and built at once, after finishing
+ * any line in progress so sequence numbers stay in order. */
+enum { REC_HIT = 1, REC_HB };
+typedef struct {
+    uint8_t kind;
+    uint8_t pad;
+    uint8_t slap;
+    uint16_t peak;
+    uint32_t t_us;
+} rec_t;
+static rec_t recq[8];
+static uint8_t rec_head, rec_tail;
+static proto_line_t fmt;
+static uint8_t fmt_step; /* 0: idle */
+
+static void send_line(proto_line_t *l);
+static void begin(proto_line_t *l, const char *type);
+
+static void outbox_step(void) {
+    if (fmt_step == 0) {
+        if (rec_head == rec_tail) return;
+        begin(&fmt, recq[rec_tail].kind == REC_HIT ? "HIT" : "HB");
+        fmt_step = 1;
+        return;
+    }
+    const rec_t *r = &recq[rec_tail];
+    switch (fmt_step) {
+    case 1:
+        proto_add_u32(&fmt, r->t_us);
+        fmt_step = r->kind == REC_HIT ? 2 : 4;
+        break;
+    case 2:
+        proto_add_u32(&fmt, (uint32_t)r->pad + 1u);
+        proto_add_str(&fmt, r->slap ? "S" : "T");
+        fmt_step = 3;
+        break;
+    case 3:
+        proto_add_u32(&fmt, r->peak);
+        fmt_step = 4;
+        break;
+    default:
+        send_line(&fmt);
+        rec_tail = (uint8_t)((rec_tail + 1) & 7);
+        fmt_step = 0;
+        break;
+    }
+}
+
+static void outbox_flush(void) {
+    while (fmt_step || rec_head != rec_tail) outbox_step();
+}
+
+static void outbox_add(uint8_t kind, uint8_t pad, uint8_t slap, uint16_t peak, uint32_t t_us) {
+    if ((uint8_t)((rec_head + 1) & 7) == rec_tail) outbox_flush(); /* full: rare */
+    rec_t *r = &recq[rec_head];
+    r->kind = kind;
+    r->pad = pad;
+    r->slap = slap;
+    r->peak = peak;
+    r->t_us = t_us;
+    rec_head = (uint8_t)((rec_head + 1) & 7);
+}
+
+/** Queue a finished line, waiting for room (while keeping the UART busy). */
+static void send_line(proto_line_t *l) {
+    if (l != &fmt) outbox_flush();
+    if (!proto_finish(l)) return;
+    while (tx_free() < l->len) tx_service();
+    for (uint8_t i = 0; i < l->len; i++) txq[tx_head++] = (uint8_t)l->buf[i];
+}
+
+/* Start a line with the next sequence number (finishing queued lines first,
+ * unless this is the queued line itself). */
+static void begin(proto_line_t *l, const char *type) {
+    if (l != &fmt) outbox_flush();
+    proto_begin(l, seq++, type);
+}
+
+static void send_hello(void) {
+    proto_line_t l;
+    begin(&l, "HELLO");
+    proto_add_u32(&l, PROTO_VERSION);
+    proto_add_str(&l, FW_VERSION);
+    proto_add_u32(&l, npads);
+    proto_add_u32(&l, button_mode ? BUTTON_RESOLUTION_US : scan_res_us);
+    proto_add_str(&l, button_mode ? "button" : "piezo");
+    proto_add_u32(&l, clock_us());
+    send_line(&l);
+}
+
+static void send_hit(uint8_t pad0, uint32_t t_us, uint8_t slap, uint16_t peak) {
+    outbox_add(REC_HIT, pad0, slap, peak, t_us);
+}
+
+static void send_lvl(void) {
+    proto_line_t l;
+    begin(&l, "LVL");
+    proto_add_u32(&l, clock_us());
+    proto_add_hex3(&l, lvl_latest, npads);
+    proto_add_hex3(&l, lvl_peak, npads);
+    for (uint8_t i = 0; i < npads; i++) lvl_peak[i] = lvl_latest[i];
+    /* Levels are the one thing worth dropping when the link is busy; the
+     * sequence number is used up anyway, so the host sees the gap. */
+    if (tx_free() < PROTO_MAX_LINE) return;
+    send_line(&l);
+}
+
+static void send_cfg(uint8_t pad0) {
+    const detect_pad_config_t *c = &det.pad[pad0];
+    proto_line_t l;
+    begin(&l, "CFG");
+    proto_add_u32(&l, (uint32_t)pad0 + 1u);
+    proto_add_u32(&l, c->slap);
+    proto_add_u32(&l, c->touch);
+    proto_add_u32(&l, c->scan_us);
+    proto_add_u32(&l, c->mask_us);
+    proto_add_u32(&l, c->xtalk);
+    proto_add_u32(&l, c->xwin_us);
+    send_line(&l);
+}
+
+static void send_ok(const proto_cmd_t *cmd) {
+    proto_line_t l;
+    begin(&l, "OK");
+    proto_add_cmd_echo(&l, cmd);
+    send_line(&l);
+}
+
+static void send_err(uint8_t err, const char *word) {
+    proto_line_t l;
+    begin(&l, "ERR");
+    proto_add_str(&l, proto_err_name(err));
+    proto_add_str(&l, word);
+    send_line(&l);
+}
+
+/* -------------------------------------------------------------- EEPROM */
+
+/* Layout: 'P' 'B' layout npads, 16 bytes a pad (slap, touch, scan: 2 each,
+ * xtalk, spare, mask, xwin: 4 each, little-endian), CRC-16 of all before. */
+static uint8_t image_byte(uint16_t i) {
+    if (i == 0) return EEPROM_MAGIC0;
+    if (i == 1) return EEPROM_MAGIC1;
+    if (i == 2) return EEPROM_LAYOUT;
+    if (i == 3) return DETECT_MAX_PADS;
+    i -= 4;
+    const detect_pad_config_t *c = &det.pad[i / EEPROM_PAD_BYTES];
+    uint8_t off = (uint8_t)(i % EEPROM_PAD_BYTES);
+    uint32_t v;
+    uint8_t shift;
+    if (off < 2) { v = c->slap; shift = off; }
+    else if (off < 4) { v = c->touch; shift = off - 2; }
+    else if (off < 6) { v = c->scan_us; shift = off - 4; }
+    else if (off == 6) { v = c->xtalk; shift = 0; }
+    else if (off == 7) { v = 0; shift = 0; }
+    else if (off < 12) { v = c->mask_us; shift = off - 8; }
+    else { v = c->xwin_us; shift = off - 12; }
+    return (uint8_t)(v >> (8 * shift));
+}
+
+static uint16_t image_crc(void) {
+    uint16_t crc = 0;
+    for (uint16_t i = 0; i < EEPROM_SIZE - 2; i++) {
+        char b = (char)image_byte(i);
+        /* proto_crc over one byte at a time, chained */
+        crc ^= (uint16_t)((uint8_t)b) << 8;
+        for (uint8_t k = 0; k < 8; k++) crc = (crc & 0x8000u) ? (uint16_t)((crc << 1) ^ 0x1021u) : (uint16_t)(crc << 1);
+    }
+    return crc;
+}
+
+static int16_t save_pos = -1; /* next EEPROM byte to write, -1: idle */
+static uint16_t save_crc;
+
+static uint8_t saved_byte(uint16_t i) {
+    if (i < EEPROM_SIZE - 2) return image_byte(i);
+    return i == EEPROM_SIZE - 2 ? (uint8_t)(save_crc & 0xFF) : (uint8_t)(save_crc >> 8);
+}
+
+/* One byte per call when the EEPROM is ready, so scanning never stops for
+ * the ~3.4 ms each write takes; then verify and answer. */
+static void save_service(void) {
+    if (save_pos < 0 || !eeprom_is_ready()) return;
+    if (save_pos < EEPROM_SIZE) {
+        eeprom_update_byte((uint8_t *)(uintptr_t)save_pos, saved_byte((uint16_t)save_pos));
+        save_pos++;
+        return;
+    }
+    uint8_t ok = 1;
+    for (uint16_t i = 0; i < EEPROM_SIZE; i++)
+        if (eeprom_read_byte((const uint8_t *)(uintptr_t)i) != saved_byte(i)) ok = 0;
+    save_pos = -1;
+    if (ok) {
+        proto_cmd_t cmd = {PROTO_CMD_SAVE, 0, 0, 0};
+        send_ok(&cmd);
+    } else {
+        send_err(PROTO_ERR_EEPROM, "SAVE");
+    }
+}
+
+static void settings_load(void) {
+    uint8_t raw[EEPROM_SIZE];
+    eeprom_read_block(raw, (const void *)0, EEPROM_SIZE);
+    if (raw[0] != EEPROM_MAGIC0 || raw[1] != EEPROM_MAGIC1 || raw[2] != EEPROM_LAYOUT ||
+        raw[3] != DETECT_MAX_PADS)
+        return; /* blank or foreign EEPROM: factory settings */
+    if (proto_crc((const char *)raw, EEPROM_SIZE - 2) !=
+        (uint16_t)(raw[EEPROM_SIZE - 2] | (raw[EEPROM_SIZE - 1] << 8)))
+        return;
+    for (uint8_t p = 0; p < DETECT_MAX_PADS; p++) {
+        const uint8_t *b = raw + 4 + p * EEPROM_PAD_BYTES;
+        detect_pad_config_t c;
+        c.slap = (uint16_t)(b[0] | (b[1] << 8));
+        c.touch = (uint16_t)(b[2] | (b[3] << 8));
+        c.scan_us = (uint16_t)(b[4] | (b[5] << 8));
+        c.xtalk = b[6];
+        c.mask_us = (uint32_t)b[8] | ((uint32_t)b[9] << 8) | ((uint32_t)b[10] << 16) | ((uint32_t)b[11] << 24);
+        c.xwin_us = (uint32_t)b[12] | ((uint32_t)b[13] << 8) | ((uint32_t)b[14] << 16) | ((uint32_t)b[15] << 24);
+        /* Only values the protocol would accept. */
+        if (c.slap < 1 || c.slap > 1023 || c.touch > 1023 || c.scan_us > 20000u || c.xtalk > 100 ||
+            c.mask_us > 1000000ul || c.xwin_us > 100000ul)
+            continue;
+        det.pad[p] = c;
+    }
+    detect_settings_changed(&det);
+}
+
+/* ------------------------------------------------------------ commands */
+
+static void set_param(const proto_cmd_t *cmd) {
+    detect_pad_config_t *c = &det.pad[cmd->pad - 1];
+    switch (cmd->param) {
+    case PROTO_PARAM_SLAP: c->slap = (uint16_t)cmd->value; break;
+    case PROTO_PARAM_TOUCH: c->touch = (uint16_t)cmd->value; break;
+    case PROTO_PARAM_SCAN: c->scan_us = (uint16_t)cmd->value; break;
+    case PROTO_PARAM_MASK: c->mask_us = cmd->value; break;
+    case PROTO_PARAM_XTALK: c->xtalk = (uint8_t)cmd->value; break;
+    case PROTO_PARAM_XWIN: c->xwin_us = cmd->value; break;
+    }
+}
+
+static void handle_line(const char *line, uint8_t len) {
+    proto_cmd_t cmd;
+    uint8_t err = proto_parse_command(line, len, npads, &cmd);
+    if (err != PROTO_OK) {
+        send_err(err, err <= PROTO_ERR_UNKNOWN ? "-" : proto_cmd_name(cmd.kind));
+        return;
+    }
+    switch (cmd.kind) {
+    case PROTO_CMD_HELLO: send_hello(); break;
+    case PROTO_CMD_CFG:
+        for (uint8_t p = 0; p < npads; p++) send_cfg(p);
+        send_ok(&cmd);
+        break;
+    case PROTO_CMD_SET:
+        set_param(&cmd);
+        detect_settings_changed(&det);
+        send_ok(&cmd);
+        break;
+    case PROTO_CMD_SAVE: save_crc = image_crc(); save_pos = 0; break; /* answered when verified */
+    case PROTO_CMD_STREAM:
+        streaming = (uint8_t)cmd.value;
+        send_ok(&cmd);
+        next_lvl = clock_us() + LVL_PERIOD_US;
+        break;
+    case PROTO_CMD_DEFAULTS:
+        for (uint8_t p = 0; p < DETECT_MAX_PADS; p++) detect_default_config(&det.pad[p]);
+        detect_settings_changed(&det);
+        send_ok(&cmd);
+        break;
+    }
+}
+
+static proto_rx_t rx;
+
+static void rx_service(void) {
+    if (!said_hello) return; /* nothing is answered before the HELLO */
+    /* While a SAVE is in progress the reply is still owed: hold new input. */
+    while (rx_tail != rx_head && save_pos < 0) {
+        uint8_t c = rxq[rx_tail];
+        rx_tail = (uint8_t)((rx_tail + 1) & 63);
+        uint8_t r = proto_rx_feed(&rx, c);
+        if (r == PROTO_RX_LONG) send_err(PROTO_ERR_LONG, "-");
+        else if (r == PROTO_RX_LINE) handle_line(rx.buf, rx.len);
+    }
+}
+
+/* --------------------------------------------------------------- pads */
+
+static void adc_init(void) {
+    ADMUX = _BV(REFS0);               /* AVCC reference, channel 0 */
+    ADCSRB = 0;                       /* single conversions, started by us */
+    DIDR0 = 0x3F;                     /* A0..A5: no digital input buffer (less noise) */
+    ADCSRA = _BV(ADEN) | _BV(ADPS2);  /* enable, prescaler 16: 1 MHz ADC clock */
+}
+
+static uint8_t scan_ch;    /* channel being converted */
+static uint32_t scan_ch_t; /* when its conversion started */
+
+static inline void adc_start(uint8_t ch) __attribute__((always_inline));
+static inline void adc_start(uint8_t ch) {
+    ADMUX = (uint8_t)(_BV(REFS0) | ch);
+    ADCSRA |= _BV(ADSC);
+    scan_ch = ch;
+    scan_ch_t = clock_us(); /* ~1 us after the sample-and-hold: a constant */
+}
+
+static void send_hb_lvl(uint32_t now);
+
+/* Per-scan work, one small piece in each sample slot (while the ADC
+ * converts the next pad), so that no slot grows long. */
+
+static void slot_work(uint8_t slot, uint32_t now) {
+    detect_hit_t h;
+    /* Before HELLO (while the scan period is measured) the work is done,
+     * so the measurement is honest, but nothing is sent. */
+    if (detect_poll_pad(&det, slot, now, &h) && said_hello) send_hit(h.pad, h.onset_us, h.is_slap, h.peak);
+    outbox_step();
+    if (slot == 0) send_hb_lvl(now);
+    else if (slot == 1) rx_service();
+    else if (slot == 2) save_service();
+}
+
+/** One pass over all pads: each sample is processed while the next converts. */
+static void scan_pads(void) {
+    for (uint8_t i = 0; i < npads; i++) {
+        while (ADCSRA & _BV(ADSC)) tx_service();
+        /* Read first: the result belongs to the channel still in ADMUX. */
+        uint16_t v = ADC;
+        uint8_t ch = scan_ch;
+        uint32_t t = scan_ch_t;
+        adc_start(ch + 1 < npads ? ch + 1 : 0);
+        detect_sample(&det, ch, v, t);
+        if (streaming) {
+            lvl_latest[ch] = v;
+            if (v > lvl_peak[ch]) lvl_peak[ch] = v;
+        }
+        tx_service();
+        slot_work(ch, t);
+    }
+}
+
+static void buttons_init(void) {
+    /* D2..D7 = PD2..PD7 (pads 1..6), D8..D9 = PB0..PB1 (pads 7..8), pull-ups. */
+    DDRD &= (uint8_t)~0xFC;
+    PORTD |= 0xFC;
+    DDRB &= (uint8_t)~0x03;
+    PORTB |= 0x03;
+    uint8_t mask = (uint8_t)((1u << npads) - 1u);
+    PCMSK2 = (uint8_t)((mask << 2) & 0xFC);
+    PCMSK0 = (uint8_t)((mask >> 6) & 0x03);
+    PCIFR = _BV(PCIF0) | _BV(PCIF2);
+    PCICR = _BV(PCIE0) | _BV(PCIE2);
+}
+
+static uint8_t buttons_read(void) { return (uint8_t)(((PIND >> 2) & 0x3F) | ((PINB & 0x03) << 6)); }
+
+/* Stamp presses at the edge: a press counts when the pad had been released
+ * for BUTTON_RELEASE_US (release bounce) and its mask time has passed
+ * since the last counted press (press bounce). */
+static void buttons_edge(void) {
+    uint32_t t = clock_us();
+    uint8_t now = buttons_read();
+    uint8_t changed = now ^ btn_last;
+    btn_last = now;
+    for (uint8_t p = 0; p < npads; p++) {
+        uint8_t bit = (uint8_t)(1u << p);
+        if (!(changed & bit)) continue;
+        if (now & bit) {
+            btn_rise[p] = t;
+            continue;
+        }
+        if ((int32_t)(t - btn_rise[p]) < (int32_t)BUTTON_RELEASE_US) continue;
+        if ((btn_pressed_once & bit) && (int32_t)(t - btn_press[p]) < (int32_t)det.pad[p].mask_us) continue;
+        btn_pressed_once |= bit;
+        btn_press[p] = t;
+        uint8_t next = (uint8_t)((press_head + 1) & 7);
+        if (next != press_tail) {
+            pressq[press_head].pad = p;
+            pressq[press_head].t_us = t;
+            press_head = next;
+        }
+    }
+}
+
+ISR(PCINT0_vect) { buttons_edge(); }
+ISR(PCINT2_vect, ISR_ALIASOF(PCINT0_vect));
+
+/* ---------------------------------------------------------- main loop */
+
+static uint8_t res_count;
+static uint32_t res_start;
+
+/* The scan period, averaged over 64 scans, rounded up to whole us. */
+static void measure_scan(uint32_t now) {
+    if (res_count == 0) res_start = now;
+    if (++res_count == 65) {
+        scan_res_us = (uint16_t)((now - res_start + 63u) >> 6);
+        res_count = 0;
+    }
+}
+
+static void send_hb_lvl(uint32_t now) {
+    if ((int32_t)(now - next_hb) >= 0) {
+        next_hb += HB_PERIOD_US;
+        outbox_add(REC_HB, 0, 0, 0, now);
+    }
+    if (streaming && (int32_t)(now - next_lvl) >= 0) {
+        next_lvl += LVL_PERIOD_US;
+        send_lvl();
+    }
+}
+
+void setup(void) {
+    cli();
+    clock_init();
+    uart_init();
+    /* Mode jumper: D12 (PB4) to GND at reset selects button pads. */
+    DDRB &= (uint8_t)~_BV(PB4);
+    PORTB |= _BV(PB4);
+    detect_init(&det, npads);
+    settings_load();
+    sei();
+    for (volatile uint8_t i = 0; i < 100; i++) {} /* let the pull-up settle */
+    button_mode = !(PINB & _BV(PB4));
+    if (button_mode) {
+        for (uint8_t p = 0; p < DETECT_MAX_PADS; p++) btn_rise[p] = clock_us() - BUTTON_RELEASE_US;
+        btn_last = buttons_read();
+        buttons_init();
+        scan_res_us = BUTTON_RESOLUTION_US;
+    } else {
+        next_hb = clock_us() + HB_PERIOD_US;
+        adc_init();
+        adc_start(0);
+        /* Measure the scan period before saying hello. */
+        for (uint8_t k = 0; k < 65; k++) {
+            scan_pads();
+            measure_scan(scan_ch_t);
+        }
+        detect_reset_state(&det);
+    }
+    uint32_t now = clock_us();
+    next_hb = now + HB_PERIOD_US;
+    next_lvl = now + LVL_PERIOD_US;
+    send_hello();
+    said_hello = 1;
+}
+
+void loop(void) {
+    if (!button_mode) {
+        scan_pads();
+        measure_scan(scan_ch_t);
+        return;
+    }
+    while (press_tail != press_head) {
+        press_t p;
+        cli();
+        p.pad = pressq[press_tail].pad;
+        p.t_us = pressq[press_tail].t_us;
+        sei();
+        press_tail = (uint8_t)((press_tail + 1) & 7);
+        send_hit(p.pad, p.t_us, 1, 1023);
+    }
+    outbox_step();
+    uint8_t b = buttons_read();
+    for (uint8_t p = 0; p < npads; p++) {
+        lvl_latest[p] = (b & (1u << p)) ? 0 : 1023;
+        if (lvl_latest[p] > lvl_peak[p]) lvl_peak[p] = lvl_latest[p];
+    }
+    tx_service();
+    send_hb_lvl(clock_us());
+    rx_service();
+    save_service();
+}

@@ -1,0 +1,350 @@
+/*
+ * harness.c - run the real pad box firmware image (build/padbox.elf) in
+ * simavr, an ATmega328P at 16 MHz, with piezo waveforms from a scenario file
+ * on its ADC inputs (or button presses on its pins), and capture its UART.
+ *
+ *   harness [--out FILE] [--report FILE] [--pty] [--realtime] ELF SCENARIO
+ *
+ * Default: run the scenario as fast as simavr goes, UART bytes to --out
+ * (default stdout), a key=value report to --report (default stderr):
+ *   clock_start_cycle  cycle at which the firmware started its Timer1 clock
+ *   scan_cycles_min/median/max  cycles between successive samples of pad 1
+ *   scans              how many scan periods were measured
+ *   sim_us, cycles     simulated time and cycles run
+ *   uart_bytes         bytes the firmware sent
+ *
+ * The scenario's time 0 is the firmware clock's 0 (the cycle Timer1 starts),
+ * so onsets in HIT lines compare directly with the scenario's times.
+ *
+ * --pty: the board's UART becomes a pseudo-terminal. The harness prints
+ * "PTY <path>" on stdout, waits until a program opens it (like a real
+ * Nano, which resets when its port is opened), then runs in real time,
+ * forwarding bytes both ways, until the scenario ends and the other side
+ * closes the terminal (or SIGTERM).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <avr_adc.h>
+#include <avr_ioport.h>
+#include <avr_uart.h>
+#include <sim_avr.h>
+#include <sim_elf.h>
+
+#include "scenario.h"
+
+#define F_CPU 16000000u
+#define CYCLES_PER_US 16u
+#define TCCR1B_ADDR 0x81
+#define MAX_SCANS 200000
+
+static avr_t *avr;
+static scenario_t scn;
+static avr_cycle_count_t clock_start; /* cycle Timer1 started: device time 0 */
+static int clock_started;
+static FILE *uart_out;
+static int pty_fd = -1;
+static unsigned long uart_bytes;
+static avr_cycle_count_t last_ch0;
+static uint32_t scan_cycles[MAX_SCANS];
+static int nscans;
+static volatile sig_atomic_t stop;
+
+static double now_us(void) {
+    if (!clock_started) return -1e9; /* before the clock: silence */
+    return (double)(avr->cycle - clock_start) / CYCLES_PER_US;
+}
+
+/* The firmware started a conversion: put the waveform's voltage at this
+ * instant (the sample-and-hold) on that input. */
+static void adc_trigger(struct avr_irq_t *irq, uint32_t value, void *param) {
+    (void)irq;
+    (void)param;
+    union {
+        avr_adc_mux_t mux;
+        uint32_t v;
+    } e = {.v = value};
+    if (e.mux.kind != ADC_MUX_SINGLE || e.mux.src >= SCN_PADS) return;
+    int ch = e.mux.src;
+    if (getenv("HARNESS_TRACE") && clock_started && 1) fprintf(stderr, "trig ch%d at %llu\n", ch, (unsigned long long)avr->cycle);
+    if (ch == 0) {
+        if (last_ch0 && clock_started && nscans < MAX_SCANS) scan_cycles[nscans++] = (uint32_t)(avr->cycle - last_ch0);
+        last_ch0 = avr->cycle;
+    }
+    double mv = scn_pad_mv(&scn, ch, now_us());
+    avr_raise_irq(avr_io_getirq(avr, AVR_IOCTL_ADC_GETIRQ, ADC_IRQ_ADC0 + ch), (uint32_t)mv);
+}
+
+static void uart_output(struct avr_irq_t *irq, uint32_t value, void *param) {
+    (void)irq;
+    (void)param;
+    uint8_t c = (uint8_t)value;
+    uart_bytes++;
+    if (pty_fd >= 0) {
+        ssize_t w;
+        do {
+            w = write(pty_fd, &c, 1);
+        } while (w < 0 && errno == EINTR);
+    } else {
+        fputc(c, uart_out);
+    }
+}
+
+static void uart_input(uint8_t c) {
+    avr_raise_irq(avr_io_getirq(avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_INPUT), c);
+}
+
+/* Pads 1..6 on D2..D7 (PD2..PD7), 7..8 on D8..D9 (PB0..PB1); D12 = PB4. */
+static void set_pin(char port, int bit, int level) {
+    avr_raise_irq(avr_io_getirq(avr, AVR_IOCTL_IOPORT_GETIRQ(port), bit), level ? 1 : 0);
+}
+
+static void set_button(int pad0, int down) {
+    if (pad0 < 6) set_pin('D', pad0 + 2, !down);
+    else set_pin('B', pad0 - 6, !down);
+}
+
+/* A contact bounces: the pin level a button pad shows at t (low = pressed). */
+static int button_level_low(int pad0, double t) {
+    /* press bounce: low, high, low, high, then low; release: high, low, then high */
+    static const double press_edges[] = {0, 120, 260, 420, 600};
+    static const double release_edges[] = {0, 150, 330};
+    for (int i = 0; i < scn.nevents; i++) {
+        const scn_event_t *e = &scn.ev[i];
+        if (!e->is_button || e->pad != pad0) continue;
+        double u = t - e->t_us;
+        if (u < 0 || u >= e->hold_us + 1000.0) continue;
+        if (u < e->hold_us) {
+            int low = 1;
+            for (int k = 0; k < 5; k++)
+                if (u >= press_edges[k]) low = (k % 2 == 0);
+            return low;
+        }
+        u -= e->hold_us;
+        int low = 0;
+        for (int k = 0; k < 3; k++)
+            if (u >= release_edges[k]) low = (k % 2 == 1);
+        return low;
+    }
+    return 0;
+}
+
+static void send_command(const char *body) {
+    /* CRC-16/XMODEM, as the box checks it. */
+    uint16_t crc = 0;
+    for (const char *p = body; *p; p++) {
+        crc ^= (uint16_t)((uint8_t)*p) << 8;
+        for (int b = 0; b < 8; b++) crc = (crc & 0x8000u) ? (uint16_t)((crc << 1) ^ 0x1021u) : (uint16_t)(crc << 1);
+    }
+    char line[100];
+    int n = snprintf(line, sizeof line, "%s*%04X\n", body, crc);
+    for (int i = 0; i < n; i++) uart_input((uint8_t)line[i]);
+}
+
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double wall_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static void on_signal(int sig) {
+    (void)sig;
+    stop = 1;
+}
+
+static int open_pty(void) {
+    int fd = posix_openpt(O_RDWR | O_NOCTTY);
+    if (fd < 0 || grantpt(fd) || unlockpt(fd)) {
+        perror("pty");
+        return -1;
+    }
+    struct termios tio;
+    tcgetattr(fd, &tio);
+    cfmakeraw(&tio);
+    tcsetattr(fd, TCSANOW, &tio);
+    /* Raw on the slave side too, so the firmware's bytes arrive unchanged. */
+    int slave = open(ptsname(fd), O_RDWR | O_NOCTTY);
+    if (slave >= 0) {
+        tcgetattr(slave, &tio);
+        cfmakeraw(&tio);
+        tcsetattr(slave, TCSANOW, &tio);
+        close(slave);
+    }
+    fcntl(fd, F_SETFL, O_NONBLOCK);
+    return fd;
+}
+
+/* A pty master reports POLLHUP while nobody has the slave open. */
+static int slave_open(int fd) {
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    poll(&p, 1, 0);
+    return !(p.revents & POLLHUP);
+}
+
+int main(int argc, char **argv) {
+    const char *out_path = NULL, *report_path = NULL, *elf_path = NULL, *scn_path = NULL;
+    int use_pty = 0, realtime = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--out") && i + 1 < argc) out_path = argv[++i];
+        else if (!strcmp(argv[i], "--report") && i + 1 < argc) report_path = argv[++i];
+        else if (!strcmp(argv[i], "--pty")) use_pty = realtime = 1;
+        else if (!strcmp(argv[i], "--realtime")) realtime = 1;
+        else if (!elf_path) elf_path = argv[i];
+        else if (!scn_path) scn_path = argv[i];
+        else {
+            fprintf(stderr, "unexpected argument %s\n", argv[i]);
+            return 2;
+        }
+    }
+    if (!elf_path || !scn_path) {
+        fprintf(stderr, "usage: %s [--out FILE] [--report FILE] [--pty] [--realtime] ELF SCENARIO\n", argv[0]);
+        return 2;
+    }
+    scn_init(&scn);
+    if (scn_load(&scn, scn_path) != 0) return 2;
+
+    uart_out = stdout;
+    if (out_path && !(uart_out = fopen(out_path, "wb"))) {
+        perror(out_path);
+        return 2;
+    }
+    FILE *report = stderr;
+    if (report_path && !(report = fopen(report_path, "w"))) {
+        perror(report_path);
+        return 2;
+    }
+    signal(SIGTERM, on_signal);
+    signal(SIGINT, on_signal);
+    signal(SIGPIPE, SIG_IGN);
+
+    if (use_pty) {
+        pty_fd = open_pty();
+        if (pty_fd < 0) return 1;
+        printf("PTY %s\n", ptsname(pty_fd));
+        fflush(stdout);
+        /* Like a Nano: the board (re)starts when its port is opened. */
+        while (!stop && !slave_open(pty_fd)) usleep(2000);
+        if (stop) return 0;
+    }
+
+    elf_firmware_t fw;
+    memset(&fw, 0, sizeof fw);
+    if (elf_read_firmware(elf_path, &fw) != 0) {
+        fprintf(stderr, "%s: cannot read the ELF\n", elf_path);
+        return 2;
+    }
+    strcpy(fw.mmcu, "atmega328p");
+    fw.frequency = F_CPU;
+    avr = avr_make_mcu_by_name(fw.mmcu);
+    if (!avr) {
+        fprintf(stderr, "simavr has no atmega328p\n");
+        return 2;
+    }
+    avr_init(avr);
+    avr->log = LOG_NONE;
+    avr_load_firmware(avr, &fw);
+    avr->frequency = F_CPU;
+    avr->vcc = avr->avcc = avr->aref = 5000;
+
+    uint32_t flags = 0;
+    avr_ioctl(avr, AVR_IOCTL_UART_GET_FLAGS('0'), &flags);
+    flags &= ~AVR_UART_FLAG_STDIO;
+    avr_ioctl(avr, AVR_IOCTL_UART_SET_FLAGS('0'), &flags);
+    avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_OUTPUT), uart_output, NULL);
+    avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_ADC_GETIRQ, ADC_IRQ_OUT_TRIGGER), adc_trigger, NULL);
+
+    /* Idle pins: buttons released (high), mode jumper D12 as the scenario says. */
+    for (int p = 0; p < SCN_PADS; p++) set_button(p, 0);
+    set_pin('B', 4, !scn.button_mode);
+
+    /* HARNESS_PROFILE=file: instructions executed per word address, for finding hot spots. */
+    static uint32_t *profile;
+    const char *profile_path = getenv("HARNESS_PROFILE");
+    if (profile_path) profile = calloc(16384, sizeof *profile);
+    int sent = 0;
+    int button_low[SCN_PADS] = {0};
+    double wall0 = 0;
+    avr_cycle_count_t end_cycle = 0;
+    double next_io_us = 0;
+    for (;;) {
+        if (profile && clock_started) profile[avr->pc / 2]++;
+        int state = avr_run(avr);
+        if (state == cpu_Done || state == cpu_Crashed) {
+            fprintf(stderr, "the firmware stopped (state %d) at cycle %llu\n", state,
+                    (unsigned long long)avr->cycle);
+            return 1;
+        }
+        if (!clock_started) {
+            if (avr->data[TCCR1B_ADDR] != 0) {
+                clock_started = 1;
+                clock_start = avr->cycle;
+                end_cycle = clock_start + (avr_cycle_count_t)scn.duration_us * CYCLES_PER_US;
+                wall0 = wall_us();
+            }
+            continue;
+        }
+        double t = now_us();
+        if (t < next_io_us) continue;
+        next_io_us = t + 10.0; /* pins, commands and the pty every 10 us of simulated time */
+        if (scn.button_mode || 1) {
+            for (int p = 0; p < SCN_PADS; p++) {
+                int low = button_level_low(p, t);
+                if (low != button_low[p]) {
+                    button_low[p] = low;
+                    set_button(p, low);
+                }
+            }
+        }
+        while (sent < scn.nsends && t >= scn.send[sent].t_us) send_command(scn.send[sent++].body);
+        if (realtime) {
+            double ahead = t - (wall_us() - wall0);
+            if (ahead > 2000) usleep((useconds_t)ahead);
+        }
+        if (pty_fd >= 0) {
+            uint8_t buf[64];
+            ssize_t n = read(pty_fd, buf, sizeof buf);
+            for (ssize_t i = 0; i < n; i++) uart_input(buf[i]);
+            if (avr->cycle >= end_cycle && !slave_open(pty_fd)) break;
+        } else if (avr->cycle >= end_cycle) {
+            break;
+        }
+        if (stop) break;
+    }
+    if (uart_out != stdout) fclose(uart_out);
+    else fflush(stdout);
+
+    if (profile) {
+        FILE *pf = fopen(profile_path, "w");
+        for (int i = 0; pf && i < 16384; i++)
+            if (profile[i]) fprintf(pf, "%x %u\n", i * 2, profile[i]);
+        if (pf) fclose(pf);
+    }
+    qsort(scan_cycles, nscans, sizeof scan_cycles[0], cmp_u32);
+    fprintf(report, "clock_start_cycle=%llu\n", (unsigned long long)clock_start);
+    fprintf(report, "cycles=%llu\n", (unsigned long long)avr->cycle);
+    fprintf(report, "sim_us=%.0f\n", now_us());
+    fprintf(report, "uart_bytes=%lu\n", uart_bytes);
+    fprintf(report, "scans=%d\n", nscans);
+    if (nscans) {
+        fprintf(report, "scan_cycles_min=%u\n", scan_cycles[0]);
+        fprintf(report, "scan_cycles_median=%u\n", scan_cycles[nscans / 2]);
+        fprintf(report, "scan_cycles_p99=%u\n", scan_cycles[(nscans * 99) / 100]);
+        fprintf(report, "scan_cycles_max=%u\n", scan_cycles[nscans - 1]);
+    }
+    if (report != stderr) fclose(report);
+    return 0;
+}
