@@ -143,8 +143,8 @@ class SlapPad(DigitalInputDevice):
 
 @dataclass
 class _PadTiming:
-    last_onset: Any = None
-    last_release: Any = None
+    last_onset_us: int | None = None
+    last_release_us: int | None = None
     masked: int = 0
 
 
@@ -176,6 +176,7 @@ class GpioPads(PadSource):
         if isinstance(mask_ms, bool) or not isinstance(mask_ms, (int, float)) or not 0 <= mask_ms <= 1000:
             raise ConfigError(f"config key 'pads.gpio.mask_ms': {mask_ms!r} is not valid; expected a number from 0 to 1000")
         self.mask_s = float(mask_ms) / 1000.0
+        self.mask_us = round(float(mask_ms) * 1000)
         self.factory, self._owns_factory = self._resolve_factory(pin_factory)
         self.factory_name = factory_name(self.factory)
         if resolution_us is None:
@@ -257,21 +258,20 @@ class GpioPads(PadSource):
             return
         with self._clock_lock:
             timing = self._timing[pad]
+            # Mask references are kept in µs on this source's clock, not raw ticks:
+            # ticks may wrap (pigpio), the re-based clock does not.
+            at_us = round(self._ticks_to_s(ticks) * 1_000_000)
             if not pressed:
-                timing.last_release = ticks
+                timing.last_release_us = at_us
                 return
-            # Compared in whole microseconds so float ticks never mask an edge
-            # that is exactly one mask time later.
-            mask_us = round(self.mask_s * 1_000_000)
             masked = any(
-                ref is not None and round(self._signed_diff_s(ticks, ref) * 1_000_000) < mask_us
-                for ref in (timing.last_onset, timing.last_release)
+                ref is not None and at_us - ref < self.mask_us
+                for ref in (timing.last_onset_us, timing.last_release_us)
             )
             if masked:
                 timing.masked += 1
                 return
-            timing.last_onset = ticks
-            at_us = round(self._ticks_to_s(ticks) * 1_000_000)
+            timing.last_onset_us = at_us
         self.emit(PadHit(pad=pad, at_us=at_us, kind=HitKind.SLAP, strength=None, resolution_us=self.resolution_us))
 
     # -- lifecycle -------------------------------------------------------

@@ -285,3 +285,41 @@ def test_explicit_factory_instance_is_used_and_not_closed(mock_factory: TimedMoc
     assert source.now_us() == 250_000
     source.stop()
     assert other.pins  # still usable: the source did not own it
+
+
+class WrappingFactory(TimedMockFactory):
+    """Ticks like pigpio's: integer µs in 32 bits, wrapping every 71.6 minutes."""
+
+    def ticks(self) -> int:  # type: ignore[override]
+        return round(super().ticks() * 1_000_000) % 2**32
+
+    @staticmethod
+    def ticks_diff(later: int, earlier: int) -> float:  # type: ignore[override]
+        return ((later - earlier) % 2**32) / 1_000_000
+
+
+def test_wrapping_ticks_keep_a_steady_clock() -> None:
+    factory = WrappingFactory(start=2**32 / 1e6 - 1.0)  # one second before the wrap
+    source = GpioPads((17,), pin_factory=factory)
+    source.start()
+    try:
+        factory.advance(2.0)
+        assert source.now_us() == 2_000_000  # across the wrap
+        p = factory.pin(17)
+        p.drive_low(ticks=500_000)  # ticks after the wrap: 1.5 s after start
+        p.drive_high(ticks=600_000)
+        (hit,) = hits_of(source)
+        assert hit.at_us == 1_500_000
+        # Another pad's edge from before the wrap, delivered after it, is still placed right.
+        assert source.ticks_to_us(2**32 - 500_000) == 500_000
+        # Three hours, read every five minutes as the table loop would: no drift, no jumps.
+        for _ in range(36):
+            factory.advance(300.0)
+            source.now_us()
+        assert abs(source.now_us() - (2_000_000 + 36 * 300_000_000)) <= 1
+        now_ticks = factory.ticks()
+        p.drive_low(ticks=now_ticks - 250_000)  # delivered a quarter second late
+        (late,) = hits_of(source)
+        assert abs(late.at_us - (source.now_us() - 250_000)) <= 1
+    finally:
+        source.stop()
