@@ -111,7 +111,8 @@ def test_subprocess_sim_reads_keys_from_stdin(tmp_path: Path) -> None:
     assert [(l["pad"], l["kind"]) for l in lines] == [("1", "slap"), ("3", "slap"), ("1", "touch"), ("2", "touch")]
 
 
-def test_ctrl_c_exits_cleanly_and_restores_the_terminal(tmp_path: Path) -> None:
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
+def test_ctrl_c_exits_cleanly_and_restores_the_terminal(tmp_path: Path, signame: str) -> None:
     import pty
     import signal
     import termios
@@ -132,7 +133,7 @@ def test_ctrl_c_exits_cleanly_and_restores_the_terminal(tmp_path: Path) -> None:
         os.write(master, b"2")
         hit = proc.stdout.readline()
         assert LINE.match(hit.strip()) and LINE.match(hit.strip())["pad"] == "2"
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(getattr(signal, signame))
         out, err = proc.communicate(timeout=30)
         assert proc.returncode == 0, err
         assert "Traceback" not in err

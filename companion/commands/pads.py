@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import queue
+import signal
 import sys
 import threading
 from typing import Any, Mapping, TextIO
@@ -96,7 +97,12 @@ def run(args: argparse.Namespace) -> int:
     source = open_source(config, kind=args.pads, port=args.port, script=args.script, speed=speed)
     monitor = PadMonitor(source, sys.stdout, player_names(config))
     keyboard: KeyboardReader | None = None
-    print(f"pads: {source.name}, {source.pad_count} pads, resolution {source.resolution_us} us. Ctrl-C quits.", flush=True)
+    if source.name == "serial":  # pad count and resolution come with the box's HELLO notice
+        print("pads: serial pad box, waiting for its HELLO. Ctrl-C quits.", flush=True)
+    else:
+        print(f"pads: {source.name}, {source.pad_count} pads, resolution {source.resolution_us} us. Ctrl-C quits.", flush=True)
+    # SIGTERM (kill, systemd) ends the monitor like Ctrl-C: terminal restored, pins released.
+    previous_term = signal.signal(signal.SIGTERM, _interrupt)
     try:
         source.start()
         if isinstance(source, SimulatedPads) and not args.script:
@@ -110,7 +116,12 @@ def run(args: argparse.Namespace) -> int:
         if keyboard is not None:
             keyboard.stop()
         source.stop()
+        signal.signal(signal.SIGTERM, previous_term)
     return 0
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def add_parser(subparsers: Any) -> None:
