@@ -60,7 +60,7 @@ MIGRATIONS: tuple[Migration, ...] = (_v1,)
 READER_POOL_SIZE = 8
 #: SQLite page cache per connection, in KiB. Small on purpose: the Pi's memory budget is tight,
 #: the log is read mostly at its end, and the OS page cache already holds the file.
-WRITER_CACHE_KIB = 1024
+WRITER_CACHE_KIB = 256
 READER_CACHE_KIB = 256
 
 
