@@ -3,7 +3,7 @@
  * simavr, an ATmega328P at 16 MHz, with piezo waveforms from a scenario file
  * on its ADC inputs (or button presses on its pins), and capture its UART.
  *
- *   harness [--out FILE] [--report FILE] [--pty] [--realtime] ELF SCENARIO
+ *   harness [--out FILE] [--report FILE] [--eeprom FILE] [--pty] [--realtime] ELF SCENARIO
  *
  * Default: run the scenario as fast as simavr goes, UART bytes to --out
  * (default stdout), a key=value report to --report (default stderr):
@@ -15,6 +15,10 @@
  *
  * The scenario's time 0 is the firmware clock's 0 (the cycle Timer1 starts),
  * so onsets in HIT lines compare directly with the scenario's times.
+ *
+ * --eeprom FILE: the board's 1 KB EEPROM is loaded from FILE (if it exists)
+ * before the run and written back after it, so settings saved in one run
+ * are there at the next "power-up".
  *
  * --pty: the board's UART becomes a pseudo-terminal. The harness prints
  * "PTY <path>" on stdout, waits until a program opens it (like a real
@@ -35,6 +39,7 @@
 #include <unistd.h>
 
 #include <avr_adc.h>
+#include <avr_eeprom.h>
 #include <avr_ioport.h>
 #include <avr_uart.h>
 #include <sim_avr.h>
@@ -75,9 +80,11 @@ static void adc_trigger(struct avr_irq_t *irq, uint32_t value, void *param) {
     } e = {.v = value};
     if (e.mux.kind != ADC_MUX_SINGLE || e.mux.src >= SCN_PADS) return;
     int ch = e.mux.src;
-    if (getenv("HARNESS_TRACE") && clock_started && 1) fprintf(stderr, "trig ch%d at %llu\n", ch, (unsigned long long)avr->cycle);
     if (ch == 0) {
-        if (last_ch0 && clock_started && nscans < MAX_SCANS) scan_cycles[nscans++] = (uint32_t)(avr->cycle - last_ch0);
+        /* Scan statistics from 20 ms on: before that the firmware measures
+         * itself and formats its HELLO (once per power-up). */
+        if (last_ch0 && clock_started && now_us() > 20000 && nscans < MAX_SCANS)
+            scan_cycles[nscans++] = (uint32_t)(avr->cycle - last_ch0);
         last_ch0 = avr->cycle;
     }
     double mv = scn_pad_mv(&scn, ch, now_us());
@@ -196,11 +203,12 @@ static int slave_open(int fd) {
 }
 
 int main(int argc, char **argv) {
-    const char *out_path = NULL, *report_path = NULL, *elf_path = NULL, *scn_path = NULL;
+    const char *out_path = NULL, *report_path = NULL, *elf_path = NULL, *scn_path = NULL, *ee_path = NULL;
     int use_pty = 0, realtime = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--out") && i + 1 < argc) out_path = argv[++i];
         else if (!strcmp(argv[i], "--report") && i + 1 < argc) report_path = argv[++i];
+        else if (!strcmp(argv[i], "--eeprom") && i + 1 < argc) ee_path = argv[++i];
         else if (!strcmp(argv[i], "--pty")) use_pty = realtime = 1;
         else if (!strcmp(argv[i], "--realtime")) realtime = 1;
         else if (!elf_path) elf_path = argv[i];
@@ -260,6 +268,19 @@ int main(int argc, char **argv) {
     avr->frequency = F_CPU;
     avr->vcc = avr->avcc = avr->aref = 5000;
 
+    static uint8_t eeprom[1024];
+    if (ee_path) {
+        memset(eeprom, 0xFF, sizeof eeprom); /* an erased EEPROM */
+        FILE *ef = fopen(ee_path, "rb");
+        if (ef) {
+            size_t got = fread(eeprom, 1, sizeof eeprom, ef);
+            (void)got;
+            fclose(ef);
+        }
+        avr_eeprom_desc_t ee = {.ee = eeprom, .offset = 0, .size = sizeof eeprom};
+        avr_ioctl(avr, AVR_IOCTL_EEPROM_SET, &ee);
+    }
+
     uint32_t flags = 0;
     avr_ioctl(avr, AVR_IOCTL_UART_GET_FLAGS('0'), &flags);
     flags &= ~AVR_UART_FLAG_STDIO;
@@ -299,14 +320,17 @@ int main(int argc, char **argv) {
         }
         double t = now_us();
         if (t < next_io_us) continue;
-        next_io_us = t + 10.0; /* pins, commands and the pty every 10 us of simulated time */
-        if (scn.button_mode || 1) {
-            for (int p = 0; p < SCN_PADS; p++) {
-                int low = button_level_low(p, t);
-                if (low != button_low[p]) {
-                    button_low[p] = low;
-                    set_button(p, low);
-                }
+        /* Pins, commands and the pty every 10 us of simulated time (2 us for
+         * buttons, whose edges are timed by the firmware's interrupt). */
+        next_io_us = t + (scn.button_mode ? 2.0 : 10.0);
+        /* The mode jumper is held for the whole run (the firmware's pull-up
+         * write must not win over it). */
+        set_pin('B', 4, !scn.button_mode);
+        for (int p = 0; p < SCN_PADS; p++) {
+            int low = button_level_low(p, t);
+            if (low != button_low[p]) {
+                button_low[p] = low;
+                set_button(p, low);
             }
         }
         while (sent < scn.nsends && t >= scn.send[sent].t_us) send_command(scn.send[sent++].body);
@@ -323,6 +347,13 @@ int main(int argc, char **argv) {
             break;
         }
         if (stop) break;
+    }
+    if (ee_path) {
+        avr_eeprom_desc_t ee = {.ee = NULL, .offset = 0, .size = sizeof eeprom};
+        avr_ioctl(avr, AVR_IOCTL_EEPROM_GET, &ee);
+        FILE *ef = fopen(ee_path, "wb");
+        if (ef && ee.ee) fwrite(ee.ee, 1, ee.size, ef);
+        if (ef) fclose(ef);
     }
     if (uart_out != stdout) fclose(uart_out);
     else fflush(stdout);

@@ -1,0 +1,206 @@
+"""Drive the pad box firmware in simavr from Python: build, run, judge.
+
+Used by the firmware tests (tests/test_firmware_*.py). Mirrors the scenario
+format and waveforms of firmware/sim/scenario.c so the tests can compute the
+true onset of every contact themselves.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+FIRMWARE = Path(__file__).resolve().parents[1]
+SCENARIOS = FIRMWARE / "sim" / "scenarios"
+F_CPU = 16_000_000
+CYCLES_PER_US = 16
+#: What the tests need, and the Debian package that provides it.
+TOOLS = {
+    "avr-gcc": "gcc-avr",
+    "avr-objcopy": "binutils-avr",
+    "gcc": "gcc",
+    "make": "make",
+}
+HEADERS = {
+    "/usr/include/simavr/sim_avr.h": "libsimavr-dev",
+    "/usr/include/libelf.h": "libelf-dev",
+    "/usr/lib/avr/include/avr/io.h": "avr-libc",
+}
+
+
+def missing_tools(simulator: bool = True) -> list[str]:
+    """What is missing to build (and, with ``simulator``, to simulate) the firmware."""
+    missing = [f"{tool} (Debian package {pkg})" for tool, pkg in TOOLS.items() if shutil.which(tool) is None]
+    if simulator:
+        missing += [f"{h} (Debian package {pkg})" for h, pkg in HEADERS.items() if not Path(h).exists()]
+    return missing
+
+
+def tools_required() -> bool:
+    """CI sets TABLETOP_REQUIRE_FIRMWARE_TOOLS=1: missing tools fail instead of skipping."""
+    return os.environ.get("TABLETOP_REQUIRE_FIRMWARE_TOOLS") == "1"
+
+
+@dataclass(frozen=True)
+class Build:
+    """A firmware image and the harness that runs it."""
+
+    elf: Path
+    hex: Path
+    harness: Path
+    size_report: str
+
+
+def build(out_dir: Path) -> Build:
+    """Build the firmware image and the harness into ``out_dir`` (one `make` each)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    harness = out_dir / "harness"
+    fw = subprocess.run(
+        ["make", "-C", str(FIRMWARE), f"BUILD={out_dir}", "all"],
+        capture_output=True, text=True, check=True,
+    )
+    subprocess.run(
+        ["make", "-C", str(FIRMWARE), f"HARNESS={harness}", str(harness)],
+        capture_output=True, text=True, check=True,
+    )
+    return Build(out_dir / "padbox.elf", out_dir / "padbox.hex", harness, fw.stdout)
+
+
+# ----------------------------------------------------------------- scenarios
+
+
+@dataclass
+class Event:
+    """A contact (``hit``) or a button press in a scenario."""
+
+    pad: int  # 1-based
+    t_us: int
+    expect: str  # slap | touch | none
+    peak_mv: float = 0.0
+    rise_us: float = 700.0
+    ring: float = 0.5
+    hz: float = 1500.0
+    tau_us: float = 5000.0
+    button: bool = False
+    hold_us: int = 0
+
+    def mv(self, t_us: float) -> float:
+        """The noiseless voltage of this contact at t_us (as scenario.c)."""
+        if self.button:
+            return 0.0
+        tt = t_us - self.t_us
+        if tt < 0:
+            return 0.0
+        width = 2.0 * self.rise_us
+        if tt < width:
+            return self.peak_mv * math.sin(math.pi * tt / width)
+        u = tt - width
+        if u > 10.0 * self.tau_us:
+            return 0.0
+        return self.peak_mv * self.ring * math.sin(2.0 * math.pi * self.hz * u / 1e6) * math.exp(-u / self.tau_us)
+
+
+@dataclass
+class Scenario:
+    """A parsed scenario file (format: firmware/sim/scenario.h)."""
+
+    path: Path
+    duration_us: int = 300_000
+    hum_mv: float = 0.0
+    hum_hz: float = 50.0
+    button_mode: bool = False
+    events: list[Event] = field(default_factory=list)
+    sends: list[tuple[int, str]] = field(default_factory=list)
+
+    @classmethod
+    def load(cls, path: Path) -> "Scenario":
+        """Parse the directives the tests need (the harness checks the rest)."""
+        scn = cls(path)
+        for raw in path.read_text().splitlines():
+            line = raw.split("#", 1)[0].strip()
+            if not line:
+                continue
+            word, *rest = line.split()
+            if word == "duration_us":
+                scn.duration_us = int(rest[0])
+            elif word == "hum_mv":
+                scn.hum_mv = float(rest[0])
+                scn.hum_hz = float(rest[1]) if len(rest) > 1 else 50.0
+            elif word == "mode":
+                scn.button_mode = rest[0] == "button"
+            elif word == "hit":
+                ev = Event(int(rest[0]), int(rest[1]), rest[3], peak_mv=float(rest[2]))
+                for opt in rest[4:]:
+                    key, value = opt.split("=")
+                    setattr(ev, {"rise": "rise_us", "ring": "ring", "hz": "hz", "tau": "tau_us"}[key], float(value))
+                scn.events.append(ev)
+            elif word == "button":
+                scn.events.append(Event(int(rest[0]), int(rest[1]), rest[3], button=True, hold_us=int(rest[2])))
+            elif word == "send":
+                scn.sends.append((int(rest[0]), " ".join(rest[1:])))
+        return scn
+
+    def hum(self, pad: int, t_us: float) -> float:
+        """The mains hum on a pad (1-based), as scenario.c."""
+        if self.hum_mv <= 0:
+            return 0.0
+        return self.hum_mv * math.sin(2.0 * math.pi * self.hum_hz * t_us / 1e6 + (pad - 1) * 0.7)
+
+    def truth_onset(self, ev: Event, thr_counts: int) -> float:
+        """When the event's own waveform plus hum first reaches the threshold."""
+        if ev.button:
+            return float(ev.t_us)
+        thr_mv = thr_counts * 5000.0 / 1023.0
+        t = float(ev.t_us)
+        while t < ev.t_us + 20_000:
+            if ev.mv(t) + self.hum(ev.pad, t) >= thr_mv:
+                return t
+            t += 1.0
+        return -1.0
+
+
+def scenario_paths() -> list[Path]:
+    """Every scenario shipped with the firmware."""
+    return sorted(SCENARIOS.glob("*.scn"))
+
+
+# ------------------------------------------------------------------ running
+
+
+@dataclass
+class Run:
+    """What one harness run produced."""
+
+    uart: bytes
+    report: dict[str, int]
+
+    @property
+    def scan_us_median(self) -> float:
+        """Median time between samples of one pad, in microseconds."""
+        return self.report["scan_cycles_median"] / CYCLES_PER_US
+
+    @property
+    def scan_us_p99(self) -> float:
+        """99th percentile of the same."""
+        return self.report["scan_cycles_p99"] / CYCLES_PER_US
+
+
+def run(b: Build, scenario: Path, tmp: Path, eeprom: Path | None = None) -> Run:
+    """Run one scenario through the real firmware image in simavr."""
+    out = tmp / (scenario.stem + ".uart")
+    report = tmp / (scenario.stem + ".report")
+    cmd = [str(b.harness), "--out", str(out), "--report", str(report)]
+    if eeprom is not None:
+        cmd += ["--eeprom", str(eeprom)]
+    proc = subprocess.run(cmd + [str(b.elf), str(scenario)], capture_output=True, text=True, timeout=120)
+    if proc.returncode != 0:
+        raise RuntimeError(f"harness failed ({proc.returncode}): {proc.stderr}")
+    values: dict[str, int] = {}
+    for line in report.read_text().splitlines():
+        key, _, value = line.partition("=")
+        values[key] = int(float(value))
+    return Run(out.read_bytes(), values)

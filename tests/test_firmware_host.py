@@ -1,0 +1,63 @@
+"""Host tests of the pad box firmware's C code (gcc): the detection core fed
+synthetic piezo waveforms, and the protocol codec against the shared vectors.
+
+The C test programs live in firmware/tests/; this wrapper builds and runs
+them (`make -C firmware test`) so they are part of the suite.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("padbox_simtools", ROOT / "firmware" / "sim" / "simtools.py")
+simtools = importlib.util.module_from_spec(_spec)
+sys.modules.setdefault("padbox_simtools", simtools)
+_spec.loader.exec_module(simtools)
+
+pytestmark = pytest.mark.firmware
+
+
+@pytest.fixture(scope="module")
+def host_results(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """Build and run the C host tests once; their combined output."""
+    missing = [m for m in simtools.missing_tools(simulator=False) if not m.startswith("avr")]
+    if missing:
+        reason = "firmware host tests need: " + ", ".join(missing)
+        if simtools.tools_required():
+            pytest.fail(reason + " (TABLETOP_REQUIRE_FIRMWARE_TOOLS=1)")
+        pytest.skip(reason)
+    build = tmp_path_factory.mktemp("firmware-host")
+    proc = subprocess.run(
+        ["make", "-C", str(ROOT / "firmware"), f"BUILD={build}", "test"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, f"firmware host tests failed:\n{proc.stdout}\n{proc.stderr}"
+    return proc.stdout
+
+
+def test_detection_core_passes_every_waveform_scenario(host_results: str) -> None:
+    """Clean slap, light touch, long ringing, crosstalk, two players 0.5 ms apart,
+    hum and noise, silence: judged at four scan periods and across the clock wrap."""
+    assert "all detection tests passed" in host_results
+    for name in ("clean_slap", "light_touch", "long_ringing", "crosstalk", "two_players", "hum_noise", "silence"):
+        assert f"{name}.scn (clock wrapping)" in host_results, f"scenario {name} did not run"
+    assert "FAIL" not in host_results
+
+
+def test_crosstalk_is_dropped_on_the_host(host_results: str) -> None:
+    """The crosstalk scenario reports its two slaps and drops the shaken neighbours."""
+    line = next(l for l in host_results.splitlines() if l.startswith(str(ROOT / "firmware/sim/scenarios/crosstalk.scn")) or "crosstalk.scn " in l)
+    assert "2 hit(s)" in line and "7 dropped as crosstalk" in line, line
+
+
+def test_protocol_codec_matches_the_shared_vectors(host_results: str) -> None:
+    """Encoder rebuilds every canonical box line; parser answers every host command as the vectors say."""
+    line = next(l for l in host_results.splitlines() if "protocol checks" in l)
+    checks, failures = int(line.split()[0]), int(line.split(",")[1].split()[0])
+    assert failures == 0 and checks > 50, line

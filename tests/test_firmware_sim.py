@@ -1,0 +1,178 @@
+"""The real pad box firmware image running in simavr (an ATmega328P at 16 MHz).
+
+The C harness (firmware/sim/harness.c) loads build/padbox.elf, puts the
+scenario's piezo waveforms on the ADC inputs at each conversion's
+sample-and-hold, and captures the UART. Everything the box sends is decoded
+with the host's own protocol parser (hardware/protocol.py), so these tests
+also prove that parser and firmware agree on the wire.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from hardware import protocol as p
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("padbox_simtools", ROOT / "firmware" / "sim" / "simtools.py")
+simtools = sys.modules.get("padbox_simtools") or importlib.util.module_from_spec(_spec)
+if "padbox_simtools" not in sys.modules:
+    sys.modules["padbox_simtools"] = simtools
+    _spec.loader.exec_module(simtools)
+
+pytestmark = pytest.mark.firmware
+
+#: Firmware defaults (PROTOCOL.md): detection starts at the touch threshold.
+TOUCH_THRESHOLD = 60
+#: The issue's budget for one scan of 8 pads at 16 MHz.
+SCAN_BUDGET_US = 200
+WAVEFORM_SCENARIOS = ["clean_slap", "light_touch", "long_ringing", "crosstalk", "two_players", "hum_noise", "silence"]
+
+
+@pytest.fixture(scope="session")
+def firmware(tmp_path_factory: pytest.TempPathFactory):  # -> simtools.Build
+    """The firmware image and harness, built once per session."""
+    missing = simtools.missing_tools(simulator=True)
+    if missing:
+        reason = "the firmware simulation needs: " + ", ".join(missing)
+        if simtools.tools_required():
+            pytest.fail(reason + " (TABLETOP_REQUIRE_FIRMWARE_TOOLS=1)")
+        pytest.skip(reason)
+    return simtools.build(tmp_path_factory.mktemp("firmware-sim"))
+
+
+def decode(uart: bytes) -> list[p.Event]:
+    """Everything the box said, through the host's parser; no line may be refused."""
+    events = p.PadBoxProtocol().data_received(uart)
+    refused = [e for e in events if isinstance(e, (p.Refused, p.Dropped))]
+    assert not refused, f"the host refused firmware output: {refused}"
+    return events
+
+
+def run_scenario(firmware, name: str, tmp_path: Path):
+    """Run a shipped scenario; its parsed form, the run and the decoded events."""
+    path = simtools.SCENARIOS / f"{name}.scn"
+    run = simtools.run(firmware, path, tmp_path)
+    return simtools.Scenario.load(path), run, decode(run.uart)
+
+
+def judge(scn, hits: list[p.Hit], tolerance_us: float) -> list[str]:
+    """Every expected contact found once with the right kind, onset within
+    tolerance of the truth; nothing else. Returns the problems found."""
+    problems: list[str] = []
+    used: set[int] = set()
+    for ev in scn.events:
+        if ev.expect == "none":
+            continue
+        truth = scn.truth_onset(ev, TOUCH_THRESHOLD)
+        match = next(
+            (i for i, h in enumerate(hits) if i not in used and h.pad == ev.pad and abs(h.t - truth) <= tolerance_us),
+            None,
+        )
+        if match is None:
+            problems.append(f"pad {ev.pad} contact at {ev.t_us} us (true onset {truth:.0f}): no hit within {tolerance_us:.0f} us")
+            continue
+        used.add(match)
+        want = "S" if ev.expect == "slap" else "T"
+        if hits[match].kind != want:
+            problems.append(f"pad {ev.pad} at {ev.t_us} us reported as {hits[match].kind}, expected {want}")
+    problems += [f"unexpected hit: pad {h.pad} at {h.t} us kind {h.kind} peak {h.peak}" for i, h in enumerate(hits) if i not in used]
+    return problems
+
+
+def test_build_prints_flash_and_ram_use(firmware) -> None:
+    """One `make` produces the .hex and reports program and data size."""
+    assert firmware.hex.exists() and firmware.hex.stat().st_size > 0
+    assert "Program:" in firmware.size_report and "Data:" in firmware.size_report
+
+
+@pytest.mark.parametrize("name", WAVEFORM_SCENARIOS)
+def test_firmware_detects_each_scenario(firmware, name: str, tmp_path: Path) -> None:
+    """Every slap found, feints as touch, crosstalk and silence report nothing,
+    each onset within one scan period (the slowest 1 % of scans) of the truth."""
+    scn, run, events = run_scenario(firmware, name, tmp_path)
+    hello = events[0]
+    assert isinstance(hello, p.Hello) and hello.seq == 0 and hello.mode == "piezo" and hello.pads == 8
+    hits = [e for e in events if isinstance(e, p.Hit)]
+    problems = judge(scn, hits, tolerance_us=run.scan_us_p99)
+    assert not problems, "\n".join(problems)
+
+
+def test_scan_of_8_pads_fits_200_us_and_hello_reports_it(firmware, tmp_path: Path) -> None:
+    """Measured in simulated CPU cycles between samples of pad 1 on a quiet table;
+    the resolution in HELLO is the firmware's own measure of the same."""
+    _, run, events = run_scenario(firmware, "silence", tmp_path)
+    assert run.report["scans"] > 1000
+    assert run.scan_us_median <= SCAN_BUDGET_US, f"median scan {run.scan_us_median:.1f} us"
+    assert run.scan_us_p99 <= SCAN_BUDGET_US, f"p99 scan {run.scan_us_p99:.1f} us"
+    hello = events[0]
+    assert isinstance(hello, p.Hello)
+    assert abs(hello.resolution_us - run.scan_us_median) <= 0.1 * run.scan_us_median, (
+        f"HELLO says {hello.resolution_us} us, the simulator measured {run.scan_us_median:.1f} us"
+    )
+
+
+def test_silence_sends_only_hello_and_heartbeats(firmware, tmp_path: Path) -> None:
+    """A second of a quiet table: HELLO, then a heartbeat every 500 ms (+-50 ms)."""
+    _, _, events = run_scenario(firmware, "silence", tmp_path)
+    kinds = [type(e).__name__ for e in events]
+    assert kinds[0] == "Hello" and set(kinds[1:]) <= {"Heartbeat"}, kinds
+    times = [events[0].t] + [e.t for e in events if isinstance(e, p.Heartbeat)]
+    assert len(times) == 3, times
+    assert all(abs((b - a) - 500_000) <= 50_000 for a, b in zip(times, times[1:])), times
+
+
+def test_commands_change_the_box_at_once(firmware, tmp_path: Path) -> None:
+    """SET takes effect at once (a 143-count contact becomes a slap after
+    SET 2 slap 100), STREAM streams LVL, bad commands get the right ERR,
+    DEFAULTS restores, CFG reports every pad."""
+    _, _, events = run_scenario(firmware, "commands", tmp_path)
+    oks = [e.command for e in events if isinstance(e, p.Ok)]
+    assert oks == ["SET 2 slap 100", "STREAM 1", "STREAM 0", "DEFAULTS", "CFG"]
+    errs = [(e.code, e.command) for e in events if isinstance(e, p.Err)]
+    assert errs == [("PAD", "SET"), ("PARAM", "SET"), ("RANGE", "SET")]
+    hellos = [e for e in events if isinstance(e, p.Hello)]
+    assert len(hellos) == 2 and not hellos[1].new_session, "a HELLO on request continues the session"
+    hits = [(e.pad, e.kind) for e in events if isinstance(e, p.Hit)]
+    assert hits == [(4, "S"), (2, "S"), (2, "T")], hits
+    levels = [e for e in events if isinstance(e, p.Levels)]
+    assert len(levels) == 2, "LVL every 50 ms from 40 to 150 ms"
+    assert max(lv.peaks[3] for lv in levels) > 500, "the slap on pad 4 shows in the streamed peaks"
+    assert all(max(lv.levels) < 60 for lv in levels), "levels between contacts are quiet"
+    cfg = {e.pad: e.settings for e in events if isinstance(e, p.PadConfig)}
+    assert sorted(cfg) == list(range(1, 9))
+    assert cfg[2] == {"slap": 200, "touch": 60, "scan": 2000, "mask": 30000, "xtalk": 50, "xwin": 5000}
+
+
+def test_settings_survive_a_reset_only_after_save(firmware, tmp_path: Path) -> None:
+    """SAVE writes EEPROM; at the next power-up CFG shows the saved value."""
+    eeprom = tmp_path / "eeprom.bin"
+    first = tmp_path / "first.scn"
+    first.write_text("duration_us 100000\nsend 20000 SET 3 slap 321\nsend 30000 SET 5 xwin 7000\nsend 40000 SAVE\n")
+    events = decode(simtools.run(firmware, first, tmp_path, eeprom=eeprom).uart)
+    assert [e.command for e in events if isinstance(e, p.Ok)] == ["SET 3 slap 321", "SET 5 xwin 7000", "SAVE"]
+    unsaved = tmp_path / "unsaved.scn"
+    unsaved.write_text("duration_us 80000\nsend 20000 SET 3 slap 999\n")
+    decode(simtools.run(firmware, unsaved, tmp_path, eeprom=eeprom).uart)
+    second = tmp_path / "second.scn"
+    second.write_text("duration_us 80000\nsend 20000 CFG\n")
+    events = decode(simtools.run(firmware, second, tmp_path, eeprom=eeprom).uart)
+    cfg = {e.pad: e.settings for e in events if isinstance(e, p.PadConfig)}
+    assert cfg[3]["slap"] == 321 and cfg[5]["xwin"] == 7000 and cfg[1]["slap"] == 200
+
+
+def test_button_box_gives_one_hit_per_bouncing_press(firmware, tmp_path: Path) -> None:
+    """Jumper D12 to GND: button pads on D2..D9 by pin-change interrupt; each
+    press bounces down and up and still gives one slap, stamped at its first edge."""
+    scn, _, events = run_scenario(firmware, "buttons", tmp_path)
+    hello = events[0]
+    assert isinstance(hello, p.Hello) and hello.mode == "button"
+    hits = [e for e in events if isinstance(e, p.Hit)]
+    assert all(h.kind == "S" and h.peak == 1023 for h in hits)
+    # The harness changes pins every 2 us; the interrupt adds a few us.
+    problems = judge(scn, hits, tolerance_us=2 + hello.resolution_us)
+    assert not problems, "\n".join(problems)
