@@ -398,10 +398,10 @@ class TableService:
             if isinstance(item, PadHit):
                 self.stats["hits"] += 1
                 self._fire_deadlines(min(item.at_us, self.source.now_us()), at, logical=True)
-                self._pending += self._guarded(lambda: self._state.execute_hit(item, at), f"hit {item}")
+                self._pending += self._guarded(lambda: self._state.execute_hit(item, at), "hit %s", item)
             elif isinstance(item, SourceNotice):
                 self._last_notice = {"kind": item.kind, "message": item.message}
-                self._pending += self._guarded(lambda: self._state.execute_notice(item, at), "source notice")
+                self._pending += self._guarded(lambda: self._state.execute_notice(item, at), "source notice %s", item)
             elif isinstance(item, _CommandItem):
                 self.stats["commands"] += 1
                 self._fire_deadlines(min(item.command.at_us, self.source.now_us()), at, logical=True)
@@ -450,13 +450,13 @@ class TableService:
             self._recover()
         return None
 
-    def _guarded(self, step: Callable[[], list[dict[str, Any]]], what: str) -> list[dict[str, Any]]:
+    def _guarded(self, step: Callable[[], list[dict[str, Any]]], what: str, *args: Any) -> list[dict[str, Any]]:
         """Run one hit's or notice's step; a bug is logged and costs only that item."""
         try:
             return step()
         except Exception:
             self.stats["bugs"] += 1
-            log.exception("table loop: %s failed", what)
+            log.exception("table loop: " + what + " failed", *args)  # formatted only on failure
             self._recover()
             return []
 

@@ -316,7 +316,8 @@ class TableState:
         round trip), so the live state and a replay can never differ (tuples,
         integer keys) and the game never shares objects with stored events.
         """
-        datas = [_as_stored(d) for d in drafts]  # all checked before anything is folded
+        # All checked before anything is folded. A hit's data is built here from a PadHit: JSON already.
+        datas = [d.data if d.type == "hit" else _as_stored(d) for d in drafts]
         out: list[dict[str, Any]] = []
         new_game: int | None = None
         self.dirty = True
