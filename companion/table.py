@@ -536,7 +536,7 @@ class TableState:
             a.effective += 1
             a.last = event
         else:
-            log.warning("event %s (%s) belongs to no running game; ignored", seq, type_)
+            log.debug("event %s (%s) belongs to no running game; ignored", seq, type_)
 
     @staticmethod
     def _guard(strict: bool, event: Mapping[str, Any], fold: Callable[[], None]) -> None:
