@@ -42,7 +42,8 @@ def firmware(tmp_path_factory: pytest.TempPathFactory):  # -> simtools.Build
         if simtools.tools_required():
             pytest.fail(reason + " (TABLETOP_REQUIRE_FIRMWARE_TOOLS=1)")
         pytest.skip(reason)
-    return simtools.build(tmp_path_factory.mktemp("firmware-sim"))
+    # One fixed directory for the session: make rebuilds only what changed.
+    return simtools.build(tmp_path_factory.getbasetemp() / "firmware-build")
 
 
 def decode(uart: bytes) -> list[p.Event]:
