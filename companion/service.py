@@ -216,6 +216,13 @@ class TableService:
         """True between start() and stop() while the loop thread lives."""
         return self._thread is not None and self._thread.is_alive() and not self._stopped
 
+    @property
+    def calibration(self) -> "Calibrator":
+        """Pad calibration (levels, thresholds, the guided check) on this table's source."""
+        from companion.calibration import Calibrator, calibrator_for  # noqa: F401  (lazy: only the page needs it)
+
+        return calibrator_for(self.source)
+
     def __enter__(self) -> "TableService":
         self.start()
         return self

@@ -146,7 +146,7 @@ def create_app(
         service = _build_default_service(config, data_dir)
     app.extensions["tabletop"] = TableContext(service=service, pin=str(pin), pin_generated=generated, owns_service=owns)
 
-    from web import api, auth, errors, pages, sim
+    from web import api, auth, calibrate, errors, join, pages, sim
     from web.security import PinLimiter, csrf_token
     from web.games import register_game_blueprints
 
@@ -157,6 +157,8 @@ def create_app(
     app.register_blueprint(auth.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(sim.bp)
+    app.register_blueprint(calibrate.bp)
+    app.register_blueprint(join.bp)
     register_game_blueprints(app)
     return app
 
