@@ -67,3 +67,54 @@ def test_slap_on_a_match_and_see_the_verdict_on_the_table_screen(taco_server, ph
     assert "taker" in (rows.nth(1).get_attribute("class") or "")
     assert " ms" in rows.nth(0).locator(".t").inner_text()
     assert screen.locator(".taco [data-taco=piles] [data-player='2'] [data-taco=pile-count]").inner_text() == "13"
+
+
+@pytest.fixture
+def physical_server(tmp_path: Path) -> Iterator[LiveServer]:
+    """A live server with Ann, Bob and Cy on pads 1-3 playing with real cards."""
+    service = make_service(tmp_path / "data", games={"taco": TacoGame})
+    app = create_app({"TESTING": True, "DATA_DIR": tmp_path / "data", "PIN": TEST_PIN,
+                      "SSE_KEEPALIVE_S": 0.3, "SSE_POLL_S": 0.1}, service=service)
+    server = start_live_server(app, service)
+    try:
+        for name, pad in (("Ann", 1), ("Bob", 2), ("Cy", 3)):
+            service.submit("add_player", {"name": name, "pad": pad})
+        service.submit("start_game", {"kind": "taco", "settings": {"mode": "physical", "timeout_ms": 1000}})
+        yield server
+    finally:
+        server.stop()
+        stop_service(service)
+
+
+def test_caller_taps_the_cards_and_a_pin_holder_overrules_the_verdict(physical_server, phone):  # noqa: F811
+    page = phone.new_page()
+    page.goto(physical_server.url + "/pin?next=/")
+    page.fill("#pin", TEST_PIN)
+    page.click("button[type=submit]")
+    taco = page.locator(".taco")
+    taco.locator("[data-taco=caller]").wait_for()
+
+    def pile(pid: int) -> str:
+        return taco.locator(f"[data-taco=piles] [data-player='{pid}'] [data-taco=pile-count]").inner_text()
+
+    taco.locator("[data-taco=caller] button[data-card=hat]").tap()  # Ann says Taco: no slap
+    page.wait_for_function("() => document.querySelector('.taco [data-taco=central]').textContent.indexOf('Centre: 1 card') === 0")
+    taco.locator("[data-taco=caller] button[data-card=hat]").tap()  # Bob says Hat: a match
+    taco.locator("[data-taco=slap]").wait_for()
+    assert pile(1) == "11" and pile(2) == "11"
+
+    source = physical_server.service.source
+    source.inject(3)
+    source.inject(1)  # Bob never slaps: the window closes after its timeout
+    verdict = taco.locator("[data-taco=verdict][data-verdict='1']")
+    verdict.wait_for()
+    assert "never slapped: Bob" in verdict.locator("[data-taco=reason]").inner_text()
+    assert verdict.locator("[data-taco=taker]").inner_text() == "Bob takes 2 cards"
+    page.wait_for_function("() => document.querySelector(\".taco [data-player='2'] [data-taco=pile-count]\").textContent === '13'")
+
+    taco.locator("summary", has_text="Overrule verdict 1").click()
+    taco.locator("button[data-taco=give][data-player='1']").tap()
+    taco.locator("[data-taco=overrules]", has_text="overruled: Bob → Ann").wait_for()
+    assert verdict.locator("[data-taco=taker]").inner_text() == "Ann takes 2 cards"
+    page.wait_for_function("() => document.querySelector(\".taco [data-player='1'] [data-taco=pile-count]\").textContent === '13'")
+    assert pile(2) == "11"

@@ -375,8 +375,7 @@ class TacoGame(Game):
     def decide_hit(self, hit: PadHit, player: Player | None) -> list[Event]:
         if not self.started or self.winner is not None:
             return []
-        if player is None:
-            player = self.player_for_pad(hit.pad)
+        # The table resolves pads to players (pads can be reassigned mid-game); None = nobody here.
         if player is None or player.id not in self.seats:
             return []
         pid, at = player.id, hit.at_us
