@@ -66,6 +66,8 @@ class _NewGame:
 
 
 NEW_GAME = _NewGame()
+#: Key the table adds to the data of each event of a multi-event step: [position, count].
+STEP_KEY = "_step"
 
 
 @dataclass
@@ -115,15 +117,45 @@ def effective_events(events: Sequence[Mapping[str, Any]]) -> tuple[list[Mapping[
     undone: dict[int, int] = {}
     for event in reversed(events):
         if event["type"] == "undo" and event["seq"] not in undone:
-            target = event["data"].get("seq")
-            if isinstance(target, int):
+            for target in undo_targets(event):
                 undone.setdefault(target, event["seq"])
     kept = [e for e in events if e["type"] not in TABLE_EVENTS and e["seq"] not in undone]
     return kept, undone
 
 
+def undo_targets(undo: Mapping[str, Any]) -> list[int]:
+    """The seqs one ``undo`` event takes back: a whole step (``seqs``), or one ``seq``."""
+    data = undo["data"]
+    seqs = data.get("seqs")
+    if isinstance(seqs, list) and all(isinstance(s, int) for s in seqs):
+        return list(seqs)
+    target = data.get("seq")
+    return [target] if isinstance(target, int) else []
+
+
+def step_of(kept: Sequence[Mapping[str, Any]], target: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The events in effect that one decision produced together with ``target``.
+
+    A command (or a hit, or a deadline) that makes several game events makes
+    one step: undo takes the step back whole, never half of it. Steps are
+    marked by ``STEP_KEY`` = [position, count] in each event's data.
+    """
+    mark = target["data"].get(STEP_KEY)
+    if not (isinstance(mark, list) and len(mark) == 2):
+        return [target]
+    position, count = mark
+    index = next(i for i, e in enumerate(kept) if e["seq"] == target["seq"])
+    start = index - (position - 1)
+    step = list(kept[max(start, 0):start + count])
+    if start < 0 or len(step) != count or [e["data"].get(STEP_KEY) for e in step] != [[i, count] for i in range(1, count + 1)]:
+        return [target]  # parts of the step were undone on their own (logs from before steps existed)
+    return step
+
+
 def _event(stored: Mapping[str, Any]) -> Event:
-    return Event(stored["type"], dict(stored["data"]))
+    data = dict(stored["data"])
+    data.pop(STEP_KEY, None)  # the table's own mark; games never see it
+    return Event(stored["type"], data)
 
 
 class TableState:
@@ -306,7 +338,12 @@ class TableState:
                 raise TypeError(f"a game returned {e!r}, not an Event(type: str, data: dict)")
             if e.type in TABLE_EVENTS:
                 raise TypeError(f"a game returned an event of type '{e.type}', which the table reserves")
+            if STEP_KEY in e.data:
+                raise TypeError(f"a game returned event data with the key '{STEP_KEY}', which the table reserves")
             drafts.append(_Draft(e.type, dict(e.data), game_id, actor))
+        if len(drafts) > 1:
+            for position, draft in enumerate(drafts, start=1):
+                draft.data[STEP_KEY] = [position, len(drafts)]
         return drafts
 
     def _commit(self, drafts: list[_Draft], at: str) -> list[dict[str, Any]]:
@@ -441,17 +478,23 @@ class TableState:
                 raise RuleError(f"event {target_seq} ({target['type']}) cannot be undone; undo game events or undos")
             if target["seq"] in undone:
                 raise RuleError(f"event {target_seq} is already undone (by event {undone[target['seq']]})")
+        step = [target] if target["type"] == "undo" else step_of(kept, target)
         if target["type"] != "undo":
-            a.game.check_undo(_event(target), cmd)
+            for event in step:
+                a.game.check_undo(_event(event), cmd)
+        seqs = [e["seq"] for e in step]
+        data: dict[str, Any] = {"seq": seqs[0], "type": step[0]["type"]}
+        if len(seqs) > 1:
+            data["seqs"] = seqs
         # Dry run: the game must still fold cleanly without (or, for a redo, with) the target.
-        probe = {"seq": self.seq + 1, "type": "undo", "data": {"seq": target["seq"]}, "game_id": a.game_id}
+        probe = {"seq": self.seq + 1, "type": "undo", "data": data, "game_id": a.game_id}
         try:
             self._refold(a, [*events, probe])
         except CompanionError as exc:
             raise RuleError(f"cannot undo event {target['seq']}: {exc}") from None
         except Exception as exc:
             raise RuleError(f"cannot undo event {target['seq']}: the game's history would no longer add up ({exc!r})") from None
-        return [_Draft("undo", {"seq": target["seq"], "type": target["type"]}, a.game_id)]
+        return [_Draft("undo", data, a.game_id)]
 
     # ----- argument checks ----------------------------------------------------
     @staticmethod

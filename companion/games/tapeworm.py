@@ -244,6 +244,10 @@ class Tapeworm(Game):
             raise RuleError("nobody has played a card yet, so there is no last player to win")
         return [Event("won", {"player": last, "reason": "locked table: only a Cut could be played; the last to play a card wins"})]
 
+    def check_undo(self, event: Event, command: Command) -> None:
+        if event.type == "dealt":
+            raise RuleError("the deal cannot be undone; end the game and start a new one")
+
     # ----- evolve -----------------------------------------------------------
     def evolve(self, event: Event) -> None:
         s = self.state

@@ -3,6 +3,7 @@
 Not registered in ``companion.games.GAMES``: tests pass ``GAMES_FOR_TESTS`` explicitly.
 
 Commands: ``add {n}`` (adds n, 1..100), ``lock {n}`` (adds n and may not be undone),
+``add_many {ns}`` (one event per n: a multi-event step; "lock" in ns locks 1),
 ``set_timer {after_us}`` (a deadline), ``explode`` (a bug in decide),
 ``poison`` (an event whose evolve raises: a bug in evolve).
 Each pad hit from a player in the game records ``tapped``. The game is won
@@ -30,6 +31,7 @@ class CounterGame(Game):
         CommandSpec("add", "add n to the counter"),
         CommandSpec("lock", "add n; this cannot be undone"),
         CommandSpec("set_timer", "fire a deadline after after_us"),
+        CommandSpec("add_many", "add each of ns, one event each (one step)"),
         CommandSpec("explode", "a bug in decide"),
         CommandSpec("poison", "a bug in evolve"),
     )
@@ -62,6 +64,11 @@ class CounterGame(Game):
             if self.outcome() is not None:
                 raise RuleError("the counter already reached its target")
             return [Event("added" if command.name == "add" else "locked", {"n": n})]
+        if command.name == "add_many":
+            ns = command.args.get("ns")
+            if not isinstance(ns, list) or not ns:
+                raise RuleError("'ns' must be a list of numbers")
+            return [Event("locked" if n == "lock" else "added", {"n": 1 if n == "lock" else n}) for n in ns]
         if command.name == "set_timer":
             after = require_int(command.args, "after_us", 0, 10**9)
             return [Event("timer_set", {"at_us": command.at_us + after})]
