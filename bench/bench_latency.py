@@ -164,8 +164,8 @@ def measure_bare(bare: BareSse, clients: list[SseClient], hits: int, size: int, 
 def main() -> Report:
     """Run the benchmark and write bench/results/latency.{json,txt}."""
     logging.getLogger("waitress").setLevel(logging.ERROR)
-    rounds = 2 if is_quick() else 4
-    per_round = 25 if is_quick() else 75
+    rounds = 10 if is_quick() else 60
+    per_round = 5
     report = Report("latency", params={"clients": CLIENTS, "hits": rounds * per_round, "rounds": rounds})
 
     with tempfile.TemporaryDirectory(prefix="tabletop-bench-") as tmp:

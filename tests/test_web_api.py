@@ -17,6 +17,7 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
+from companion.errors import RuleError
 from companion.service import TableService
 from web import create_app, load_secret_key, table_context
 
@@ -408,6 +409,10 @@ def test_sim_hit_on_real_hardware_is_a_conflict(tmp_path: Path, mock_factory: An
     service = TableService(store, GpioPads([17, 27], pin_factory=mock_factory), Config(data_dir=tmp_path))
     service.start()
     try:
+        # The source's start-up notice is logged by the loop; a refused command
+        # queued behind it returns once it is folded, so the state is settled.
+        with pytest.raises(RuleError):
+            service.submit("end_game")
         app = create_app({"TESTING": True, "DATA_DIR": tmp_path, "PIN": TEST_PIN}, service=service)
         client = app.test_client()
         headers = csrf(client)

@@ -61,18 +61,18 @@ class _EncodedUpdates:
 
     def __init__(self, size: int = 16) -> None:
         self._lock = threading.Lock()
-        self._entries: "OrderedDict[int, tuple[Any, str]]" = OrderedDict()
+        self._entries: "OrderedDict[int, tuple[Any, bytes]]" = OrderedDict()
         self._size = size
 
-    def text(self, update: Any) -> str:
-        """Every event of ``update`` as ``log`` messages, then its ``state`` message."""
+    def text(self, update: Any) -> bytes:
+        """Every event of ``update`` as ``log`` messages, then its ``state`` message, as UTF-8."""
         key = id(update)
         with self._lock:
             entry = self._entries.get(key)
             # The entry holds the update itself, so its id cannot be reused while cached.
             if entry is not None and entry[0] is update:
                 return entry[1]
-        text = "".join(log_message(e) for e in update.events) + state_message(update.state)
+        text = ("".join(log_message(e) for e in update.events) + state_message(update.state)).encode("utf-8")
         with self._lock:
             self._entries[key] = (update, text)
             while len(self._entries) > self._size:
@@ -119,7 +119,8 @@ class EventStream:
         return self
 
     def __next__(self) -> bytes:
-        return next(self._iter).encode("utf-8")
+        chunk = next(self._iter)
+        return chunk if isinstance(chunk, bytes) else chunk.encode("utf-8")
 
     def close(self) -> None:
         """Called by the WSGI server when the response ends (client gone or shutdown)."""
@@ -143,7 +144,7 @@ class EventStream:
                 break
         self._last = last
 
-    def _generate(self) -> Iterator[str]:
+    def _generate(self) -> Iterator[str | bytes]:
         subscription = self.service.subscribe()
         try:
             yield f"retry: {int(self.retry_ms)}\n" + comment("tabletop live stream")
