@@ -226,3 +226,18 @@ def test_statistics_across_games():
     assert rows[3] == {**rows[3], "reactions": 2, "median_ms": 300.0, "best_ms": 100.0, "flinches": 0, "piles": 0,
                        "last": 1}
     assert [r["player"] for r in rows.values()] and all(r["wins"] == 0 for r in rows.values())
+
+
+def test_a_hit_stamped_ahead_of_the_table_clock_cannot_stall_the_game():
+    """The loop runs every beat due before a hit's stamp, so a stamp past the next beat is bogus."""
+    from hardware.hits import PadHit
+
+    table = VirtualTable(2, {"tempo_ms": 1000, "lead_in_ms": 1000}, hands={1: ["hat", "cake"], 2: ["gift", "pizza"]})
+    table.advance(1_000_000)
+    game = table.game
+    (event,) = game.decide_hit(PadHit(pad=2, at_us=3_600_000_000), game.player(2))
+    assert event.type == "hit_ignored" and "clock ahead" in event.data["why"]
+    (flinch,) = game.decide_hit(PadHit(pad=2, at_us=1_500_000), game.player(2))
+    table.apply([flinch])
+    (event,) = game.decide_hit(PadHit(pad=1, at_us=3_600_000_000), game.player(1))
+    assert event.type == "hit_ignored" and game.next_deadline_us() == 1_750_000

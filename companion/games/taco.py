@@ -403,6 +403,10 @@ class TacoGame(Game):
         if w is None:
             if not self.central:
                 return [self._ignored(h, "no card on the table")]
+            if self.next_flip_at is not None and at >= self.next_flip_at and not self.paused:
+                # The loop flips at each beat before it looks at a hit stamped later, so this
+                # stamp is ahead of the table's clock: a bogus hit must not stop the game.
+                return [self._ignored(h, "stamped after the next beat (clock ahead)")]
             top = self.top
             why = "a touch (feint) when no slap was due" if h["kind"] == HitKind.TOUCH.value else "slapped when no slap was due"
             if top is not None:
@@ -411,6 +415,8 @@ class TacoGame(Game):
         if w["kind"] == "flinch":
             if any(f["player"] == pid for f in w["flinches"]):
                 return []
+            if at >= self._close_at(w):
+                return [self._ignored(h, "stamped after the flinch was judged (clock ahead)")]
             card_at = w.get("card_at")
             if card_at is None:
                 return [Event("flinched", {**h, "reason": "slapped when no slap was due"})]
@@ -526,10 +532,13 @@ class TacoGame(Game):
         )
 
     def _judge_physical(self, hits: list[dict[str, Any]]) -> dict[str, Any]:
-        # The open window (if any) carries the card a caller tapped.
         """Physical play: the card (if a caller tapped it) decides, else follow time and quorum."""
-        hits = ordered(hits)
         w = self.window or {}
+        if hits:
+            # Only hits inside the window count, measured from its earliest slap or tap.
+            base = min([h["at_us"] for h in hits] + ([w["opened_at"]] if w.get("opened_at") is not None else []))
+            hits = [h for h in hits if h["at_us"] <= base + self.timeout_us]
+        hits = ordered(hits)
         card = w.get("card_info")
         # Never-slapper rule: after the flipper if known, else from the round's first player.
         rule_after = card["player"] if card else self._seat_before(self.round_first)
