@@ -605,9 +605,9 @@ class TacoGame(Game):
 
     def check_undo(self, event: Event, command: Command) -> None:
         """Only a hand-made change that is still the latest thing that happened can be undone."""
-        undoable = event.type in ("overruled", "pile_corrected", "paused", "resumed") or (
+        undoable = event.type in ("overruled", "pile_corrected", "resumed") or (
             event.type == "verdict" and event.data.get("kind") == "penalty"
-        )
+        ) or (event.type == "paused" and event.data.get("reason") != "restart")  # after a restart, resume instead
         if not undoable:
             raise RuleError(
                 f"a '{event.type}' cannot be undone in {self.title}; change a verdict with 'overrule' instead"
@@ -839,8 +839,9 @@ class TacoGame(Game):
             "paused": self.paused,
             "next_flip_at_us": self.next_flip_at,
             "tempo_ms": self._tempo_us(self.flips_in_round) // 1000,
-            "verdict": self.verdicts[-1] if self.verdicts else None,
-            "verdicts": list(reversed(self.verdicts[-VIEW_VERDICTS:])),
+            # Copies: a later overrule must not change a state already published.
+            "verdict": copy.deepcopy(self.verdicts[-1]) if self.verdicts else None,
+            "verdicts": copy.deepcopy(list(reversed(self.verdicts[-VIEW_VERDICTS:]))),
             "verdict_count": len(self.verdicts),
             "winner": self.winner,
             "cards": list(CARDS),
