@@ -1,0 +1,140 @@
+"""Debian's Chromium on a phone viewport calibrating a pad box (the PadBoxEmulator on a pty)
+through a real server: the meter moves when the box is hit, a slider reaches the box."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from hardware import ports
+from hardware import protocol as p
+from hardware.emulator import PadBoxEmulator
+from hardware.padbox import SerialPadBox
+from web import create_app
+
+try:
+    from tests.browser import TEST_PIN, LiveServer, chromium, phone, start_live_server  # noqa: F401
+    from tests.test_calibration import make_service, stop_service
+except ImportError:  # pragma: no cover
+    from browser import TEST_PIN, LiveServer, chromium, phone, start_live_server  # type: ignore[no-redef]  # noqa: F401
+    from test_calibration import make_service, stop_service  # type: ignore[no-redef]
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+WAIT_S = 10.0
+
+
+def expect() -> Any:
+    from playwright.sync_api import expect as _expect
+
+    return _expect
+
+
+@pytest.fixture
+def emu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[PadBoxEmulator]:
+    monkeypatch.setenv(ports.EMULATOR_DIR_ENV, str(tmp_path / "emulators"))
+    box = PadBoxEmulator(pads=4, resolution_us=120).start()
+    yield box
+    box.stop()
+
+
+@pytest.fixture
+def box_server(tmp_path: Path, emu: PadBoxEmulator) -> Iterator[LiveServer]:
+    """The app on a real TableService reading a SerialPadBox on the emulator, under waitress."""
+    assert emu.path is not None
+    source = SerialPadBox(port=emu.path, hello_timeout_s=3.0, retry_s=0.1)
+    service = make_service(tmp_path, source)
+    assert source.wait_connected(WAIT_S), source.status()
+    app = create_app({"TESTING": True, "DATA_DIR": tmp_path / "data", "PIN": TEST_PIN, "SSE_POLL_S": 0.1}, service=service)
+    server = start_live_server(app, service, threads=8)
+    try:
+        yield server
+    finally:
+        server.stop()
+        stop_service(service)
+
+
+def wait_until(cond: Any, what: str) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while not cond():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def test_meter_moves_and_slider_reaches_the_box(phone: Any, box_server: LiveServer, emu: PadBoxEmulator) -> None:
+    page = phone.new_page()
+    page.goto(box_server.url + "/pin?next=/calibrate")
+    page.fill("#pin", TEST_PIN)
+    page.click(".pin-form button[type=submit]")
+    expect()(page.locator("#trust")).to_contain_text("Trusted phone")
+    expect()(page.locator(".cal-pad")).to_have_count(4)
+    expect()(page.locator("#conn")).to_have_text("live")
+    expect()(page.locator("#out-slap-2")).to_have_text(str(p.PARAMS["slap"][2]))
+
+    # The meter: a slap on pad 2 shows as its latest peak, then as its last peak.
+    emu.strike(2, 812)
+    expect()(page.locator("#last-peak-2")).to_have_text("last peak 812 (slap)")
+    expect()(page.locator("#last-peak-1")).to_have_text("no hit yet")
+    emu.strike(3, 100)
+    expect()(page.locator("#last-peak-3")).to_have_text("last peak 100 (touch)")
+
+    # A slider takes effect on the box at once.
+    page.locator("#th-slap-2").fill("420")
+    wait_until(lambda: emu.settings[2]["slap"] == 420, "the slap threshold to reach the box")
+    assert emu.eeprom[2]["slap"] == p.PARAMS["slap"][2]
+    emu.strike(2, 400)  # now below the slap threshold: a touch
+    expect()(page.locator("#last-peak-2")).to_have_text("last peak 400 (touch)")
+
+    page.click("#save")
+    wait_until(lambda: emu.eeprom[2]["slap"] == 420, "the settings to be saved")
+
+
+def test_guided_check_in_the_browser(phone: Any, box_server: LiveServer, emu: PadBoxEmulator) -> None:
+    page = phone.new_page()
+    page.goto(box_server.url + "/pin?next=/calibrate")
+    page.fill("#pin", TEST_PIN)
+    page.click(".pin-form button[type=submit]")
+    expect()(page.locator("#conn")).to_have_text("live")
+
+    page.select_option("#check-pad", "3")
+    page.click("#check-start")
+    expect()(page.locator("#check-step")).to_have_text("Slap pad 3 hard, 3 times.")
+    for n, peak in enumerate((800, 700, 900), start=1):
+        emu.strike(3, peak)
+        emu.strike(4, peak // 4)
+        expect()(page.locator("#check-progress")).to_have_attribute("data-slaps", str(n))
+        wait_until(lambda: box_server.service.calibration.levels()["levels"][2] <= 20, "pad 3 to ring down")
+    page.click("#check-next")
+    expect()(page.locator("#check-step")).to_have_text("Now touch pad 3 lightly, 3 times.")
+    for n, peak in enumerate((100, 120, 90), start=1):
+        emu.strike(3, peak)
+        expect()(page.locator("#check-progress")).to_have_attribute("data-touches", str(n))
+        wait_until(lambda: box_server.service.calibration.levels()["levels"][2] <= 20, "pad 3 to ring down")
+    page.click("#check-finish")
+    expect()(page.locator("#check-suggestion")).to_have_text("Suggested: slap 290, touch 42.")
+    expect()(page.locator('#check-xtalk li[data-pad="4"]')).to_contain_text("25%")
+    page.click("#check-apply")
+    wait_until(lambda: emu.settings[3]["slap"] == 290 and emu.settings[3]["touch"] == 42, "the suggestion to reach the box")
+    expect()(page.locator("#out-slap-3")).to_have_text("290")
+
+
+def test_simulated_pads_say_there_are_no_levels(phone: Any, tmp_path: Path) -> None:
+    from hardware.sim import SimulatedPads
+
+    service = make_service(tmp_path, SimulatedPads(pad_count=4))
+    app = create_app({"TESTING": True, "DATA_DIR": tmp_path / "data", "PIN": TEST_PIN}, service=service)
+    server = start_live_server(app, service, threads=4)
+    try:
+        page = phone.new_page()
+        page.goto(server.url + "/")
+        page.click("#calibrate-link")
+        expect()(page.locator("#no-levels")).to_contain_text("The pads are simulated, so there are no levels to show")
+        expect()(page.locator("#no-levels")).to_contain_text("--pads serial")
+        expect()(page.locator(".cal-pad")).to_have_count(0)
+    finally:
+        server.stop()
+        stop_service(service)
