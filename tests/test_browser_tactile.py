@@ -65,6 +65,7 @@ def test_two_turns_by_tapping_the_board_and_the_other_phone_follows(tactile_serv
     page.fill("#pin", TEST_PIN)
     page.click("button[type=submit]")
     page.locator(".tactile [data-tt=board]").wait_for()
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390, "the phone page scrolls sideways"
 
     def tile(name: str) -> Any:
         return page.locator(f".tactile [data-tile={name}]")
