@@ -118,3 +118,9 @@ def test_caller_taps_the_cards_and_a_pin_holder_overrules_the_verdict(physical_s
     assert verdict.locator("[data-taco=taker]").inner_text() == "Ann takes 2 cards"
     page.wait_for_function("() => document.querySelector(\".taco [data-player='1'] [data-taco=pile-count]\").textContent === '13'")
     assert pile(2) == "11"
+
+    # Statistics across games, with the overrule counted for its new holder.
+    taco.locator("summary", has_text="Statistics (all games)").click()
+    ann = taco.locator("[data-taco=stats] tr[data-player='1'] td")
+    ann.first.wait_for()
+    assert ann.all_inner_texts() == ["Ann", "–", "–", "0", "1", "0", "1"]

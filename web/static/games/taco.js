@@ -57,6 +57,9 @@
     ".taco .tc-history li { margin: 0.25rem 0; }",
     ".taco details { margin: 0.5rem 0; }",
     ".taco summary { min-height: 2.75rem; display: flex; align-items: center; cursor: pointer; }",
+    ".taco table.tc-stats { border-collapse: collapse; width: 100%; font-size: 0.85rem; font-variant-numeric: tabular-nums; }",
+    ".taco table.tc-stats th, .taco table.tc-stats td { border-bottom: 1px solid var(--tc-line); padding: 0.25rem; text-align: right; }",
+    ".taco table.tc-stats th:first-child, .taco table.tc-stats td:first-child { text-align: left; }",
     ".taco .tc-winner { font-size: 1.6rem; font-weight: 900; color: var(--ok, #5cb85c); }",
     "body.screen .taco .tc-card { width: 15rem; height: 21rem; border-width: 0.6rem; font-size: 2rem; }",
     "body.screen .taco .tc-card .emoji { font-size: 7rem; }",
@@ -345,6 +348,38 @@
     ]);
   }
 
+  /* Statistics across games, fetched when the panel is opened (GET /games/taco/stats.json). */
+  function statsPanel(el, state, api) {
+    var ui = el._taco;
+    var body = h("div", { "data-taco": "stats" }, ui.stats ? statsTable(ui.stats) : h("span", { "class": "muted" }, "…"));
+    function load() {
+      fetch("/games/taco/stats.json", { credentials: "same-origin" }).then(function (r) { return r.json(); }).then(function (data) {
+        ui.stats = data.players || [];
+        if (ui.statsOpen) { phone(el, (window.Tabletop && window.Tabletop.latestState) || state, api); }
+      }).catch(function () { /* offline: keep what we had */ });
+    }
+    return h("details", { open: ui.statsOpen || null, ontoggle: function (e) {
+      var opening = e.target.open && !ui.statsOpen;
+      ui.statsOpen = e.target.open;
+      if (opening) { load(); }
+    } }, [h("summary", {}, "Statistics (all games)"), body]);
+  }
+
+  function statsTable(rows) {
+    if (!rows.length) { return h("span", { "class": "muted" }, "No games yet."); }
+    var cols = [["name", "Player"], ["median_ms", "Median"], ["best_ms", "Best"], ["flinches", "Flinch"],
+      ["piles", "Piles"], ["wins", "Wins"], ["games", "Games"]];
+    return h("table", { "class": "tc-stats" }, [
+      h("thead", {}, h("tr", {}, cols.map(function (c) { return h("th", { scope: "col" }, c[1]); }))),
+      h("tbody", {}, rows.map(function (r) {
+        return h("tr", { "data-player": r.player }, cols.map(function (c) {
+          var v = r[c[0]];
+          return h("td", {}, v === null || v === undefined ? "–" : (c[0].slice(-3) === "_ms" ? Math.round(v) + " ms" : String(v)));
+        }));
+      }))
+    ]);
+  }
+
   function phone(el, state, api) {
     injectCss();
     el._taco = el._taco || {};
@@ -357,7 +392,7 @@
       piles(state, view),
       verdictBox(state, view.verdict, false),
       history(state, view)
-    ].concat(controls(el, state, view, api))));
+    ].concat(controls(el, state, view, api)).concat([statsPanel(el, state, api)])));
     window.scrollTo(0, scrollY);
   }
 
