@@ -177,3 +177,23 @@ def test_button_box_gives_one_hit_per_bouncing_press(firmware, tmp_path: Path) -
     # The harness changes pins every 2 us; the interrupt adds a few us.
     problems = judge(scn, hits, tolerance_us=2 + hello.resolution_us)
     assert not problems, "\n".join(problems)
+
+
+def test_arduino_ide_build_detects_like_the_plain_build(firmware, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
+    """The sketch compiled the Arduino IDE's way (Arduino core: its main(), init()
+    and Timer0 interrupt, via arduino-mk) runs the same in the simulator."""
+    missing = simtools.arduino_mk_missing()
+    if missing:
+        reason = "the Arduino core build needs: " + ", ".join(missing)
+        if simtools.tools_required():
+            pytest.fail(reason + " (TABLETOP_REQUIRE_FIRMWARE_TOOLS=1)")
+        pytest.skip(reason)
+    elf = simtools.build_arduino(tmp_path_factory.getbasetemp() / "firmware-arduino")
+    ide = simtools.Build(elf, elf, firmware.harness, "")
+    for name in ("two_players", "light_touch"):
+        scn = simtools.Scenario.load(simtools.SCENARIOS / f"{name}.scn")
+        run = simtools.run(ide, simtools.SCENARIOS / f"{name}.scn", tmp_path)
+        events = decode(run.uart)
+        assert isinstance(events[0], p.Hello) and events[0].resolution_us <= SCAN_BUDGET_US
+        problems = judge(scn, [e for e in events if isinstance(e, p.Hit)], tolerance_us=run.scan_us_p99)
+        assert not problems, f"{name}: " + "\n".join(problems)

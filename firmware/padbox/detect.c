@@ -8,6 +8,7 @@
  */
 #include "detect.h"
 
+
 #include <string.h>
 
 /* The envelope decays in four steps per half-life, each multiplying by
@@ -115,17 +116,10 @@ static void start_contact(detect_pad_state_t *s, uint16_t value, uint32_t t_us, 
     s->state = DETECT_SCAN;
 }
 
-void detect_sample(detect_t *d, uint8_t pad, uint16_t value, uint32_t t_us) {
+void detect_sample_slow(detect_t *d, uint8_t pad, uint16_t value, uint32_t t_us) {
     if (pad >= d->npads) return;
     detect_pad_state_t *s = &d->st[pad];
     uint16_t thr = d->thr[pad];
-    if (s->state == DETECT_IDLE && value < thr) {
-        /* The common case, a quiet pad: as few cycles as possible. */
-        s->prev_value = value;
-        s->prev_us = t_us;
-        s->have_prev = 1;
-        return;
-    }
     const detect_pad_config_t *cfg = &d->pad[pad];
 
     switch (s->state) {
@@ -204,7 +198,7 @@ static uint8_t is_crosstalk(const detect_t *d, uint8_t pad) {
     return 0;
 }
 
-uint8_t detect_poll_pad(detect_t *d, uint8_t pad, uint32_t now_us, detect_hit_t *out) {
+uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, detect_hit_t *out) {
     if (pad >= d->npads) return 0;
     detect_pad_state_t *s = &d->st[pad];
     if (s->state != DETECT_SCAN && s->state != DETECT_PENDING) return 0; /* the common case */

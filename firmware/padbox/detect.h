@@ -143,8 +143,23 @@ void detect_settings_changed(detect_t *d);
 /** Forget every contact in progress (after a settings change). */
 void detect_reset_state(detect_t *d);
 
-/** Feed one sample of one pad (0-based), taken at device time t_us. */
-void detect_sample(detect_t *d, uint8_t pad, uint16_t value, uint32_t t_us);
+/** The full per-sample step; detect_sample() calls it when a pad is not quiet. */
+void detect_sample_slow(detect_t *d, uint8_t pad, uint16_t value, uint32_t t_us);
+
+/** Feed one sample of one pad (0-based), taken at device time t_us.
+ * Inline so the common case (a quiet pad) costs a few cycles even when the
+ * compiler cannot inline across files (the Arduino IDE builds without LTO). */
+static inline void detect_sample(detect_t *d, uint8_t pad, uint16_t value, uint32_t t_us) {
+    if (pad >= d->npads) return;
+    detect_pad_state_t *s = &d->st[pad];
+    if (s->state == DETECT_IDLE && value < d->thr[pad]) {
+        s->prev_value = value;
+        s->prev_us = t_us;
+        s->have_prev = 1;
+        return;
+    }
+    detect_sample_slow(d, pad, value, t_us);
+}
 
 /**
  * Finish contacts whose scan and crosstalk window are over at now_us; write
@@ -159,7 +174,14 @@ uint8_t detect_poll(detect_t *d, uint32_t now_us, detect_hit_t *out, uint8_t max
  * sample slot, so no slot grows long; the order pads are decided in does
  * not change any decision.
  */
-uint8_t detect_poll_pad(detect_t *d, uint8_t pad, uint32_t now_us, detect_hit_t *out);
+uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, detect_hit_t *out);
+
+static inline uint8_t detect_poll_pad(detect_t *d, uint8_t pad, uint32_t now_us, detect_hit_t *out) {
+    if (pad >= d->npads) return 0;
+    uint8_t state = d->st[pad].state;
+    if (state != DETECT_SCAN && state != DETECT_PENDING) return 0; /* the common case */
+    return detect_poll_pad_slow(d, pad, now_us, out);
+}
 
 /** The level a new contact on this pad must reach at t_us (0xFFFF: masked). */
 uint16_t detect_trigger_level(const detect_t *d, uint8_t pad, uint32_t t_us);

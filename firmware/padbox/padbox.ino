@@ -104,9 +104,12 @@ ISR(USART_RX_vect) {
 static void uart_init(void) {
     UBRR0H = 0;
     UBRR0L = 3; /* 16 MHz / (16 * (3 + 1)) = 250000 baud exactly */
-    UCSR0A = 0;
+    UCSR0A = 0; /* normal speed (a bootloader may have left U2X0 set) */
     UCSR0C = _BV(UCSZ01) | _BV(UCSZ00); /* 8N1 */
     UCSR0B = _BV(RXEN0) | _BV(TXEN0) | _BV(RXCIE0);
+    /* Start the transmitter with an empty line (hosts ignore it, PROTOCOL.md).
+     * It also makes simavr raise UDRE0 however long after reset this runs. */
+    UDR0 = '\n';
 }
 
 static inline void tx_service(void) {

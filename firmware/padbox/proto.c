@@ -3,6 +3,7 @@
  */
 #include "proto.h"
 
+
 #include <string.h>
 
 #ifdef __AVR__

@@ -364,6 +364,7 @@ int main(int argc, char **argv) {
             if (profile[i]) fprintf(pf, "%x %u\n", i * 2, profile[i]);
         if (pf) fclose(pf);
     }
+    if (getenv("HARNESS_DUMP")) fprintf(stderr, "UCSR0A=%02x UCSR0B=%02x UCSR0C=%02x UBRR0L=%02x TCCR1B=%02x\n", avr->data[0xC0], avr->data[0xC1], avr->data[0xC2], avr->data[0xC4], avr->data[0x81]);
     qsort(scan_cycles, nscans, sizeof scan_cycles[0], cmp_u32);
     fprintf(report, "clock_start_cycle=%llu\n", (unsigned long long)clock_start);
     fprintf(report, "cycles=%llu\n", (unsigned long long)avr->cycle);

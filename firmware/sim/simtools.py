@@ -70,6 +70,25 @@ def build(out_dir: Path) -> Build:
     return Build(out_dir / "padbox.elf", out_dir / "padbox.hex", harness, fw.stdout)
 
 
+def build_arduino(out_dir: Path) -> Path:
+    """Build the sketch the Arduino IDE's way (Arduino core, arduino-mk); the ELF."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        ["make", "-C", str(FIRMWARE), "-f", "Makefile.arduino", f"OBJDIR={out_dir}"],
+        capture_output=True, text=True, check=True,
+    )
+    elfs = sorted(out_dir.glob("*.elf"))
+    if not elfs:
+        raise RuntimeError(f"arduino-mk built no ELF in {out_dir}")
+    return elfs[0]
+
+
+def arduino_mk_missing() -> list[str]:
+    """What is missing for the Arduino core build."""
+    needs = {"/usr/share/arduino/Arduino.mk": "arduino-mk", "/usr/share/arduino/hardware/arduino/avr/cores/arduino/main.cpp": "arduino-core-avr"}
+    return [f"{path} (Debian package {pkg})" for path, pkg in needs.items() if not Path(path).exists()]
+
+
 # ----------------------------------------------------------------- scenarios
 
 
