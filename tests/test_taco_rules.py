@@ -241,3 +241,40 @@ def test_a_hit_stamped_ahead_of_the_table_clock_cannot_stall_the_game():
     table.apply([flinch])
     (event,) = game.decide_hit(PadHit(pad=1, at_us=3_600_000_000), game.player(1))
     assert event.type == "hit_ignored" and game.next_deadline_us() == 1_750_000
+
+
+physical_step = st.one_of(
+    st.tuples(st.just("tap"), st.sampled_from(["taco", "hat", "cake", "gift", "pizza", "monkey", "unicorn", "ninja"])),
+    st.tuples(st.just("hit"), st.integers(1, 8), st.integers(0, 1500), st.integers(0, 300)),
+    st.tuples(st.just("advance"), st.integers(0, 4000)),
+    st.tuples(st.just("penalty"), st.integers(1, 8)),
+    st.tuples(st.just("overrule"), st.integers(1, 8)),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(2, 8), steps=st.lists(physical_step, min_size=1, max_size=60))
+def test_physical_counts_add_up_whenever_the_referee_claims_to_know_them(n, steps):
+    """With real cards, every count shown is either unknown or part of a total that adds up to the deal."""
+    table = VirtualTable(n, {"mode": "physical"})
+    dealt = n * deal_size(n)
+    for s in steps:
+        try:
+            if s[0] == "tap":
+                table.command("card_flipped", {"card": s[1]})
+            elif s[0] == "hit":
+                at = table.now + s[2] * 1000
+                table.hit((s[1] - 1) % n + 1, at, arrive_us=at + s[3] * 1000)
+            elif s[0] == "advance":
+                table.advance(table.now + s[1] * 1000)
+            elif s[0] == "penalty":
+                table.command("penalty", {"player": (s[1] - 1) % n + 1, "reason": "peek"})
+            else:
+                table.command("overrule", {"taker": (s[1] - 1) % n + 1})
+        except CompanionError:
+            pass
+        view = table.game.view()
+        counts = [p["count"] for p in view["piles"]]
+        if None not in counts and view["central"] is not None:
+            assert sum(counts) + view["central"] == dealt
+        assert replay(table).view() == view
