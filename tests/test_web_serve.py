@@ -145,3 +145,72 @@ def test_serve_refuses_a_bad_config_with_a_clear_message(tmp_path: Path) -> None
     )
     assert proc.returncode == 2
     assert "server.pin" in proc.stderr
+
+
+def _all_events(port: int) -> tuple[list[dict], dict]:
+    """Every logged event (the SSE backlog from 0) and the state after them."""
+    client = SseClient(port, after=0)
+    try:
+        messages = client.until(lambda m: m.event == "state", timeout=60)
+    finally:
+        client.close()
+    return [m.json() for m in messages if m.event == "log"], messages[-1].json()
+
+
+def test_sigkill_mid_play_loses_nothing_acknowledged(tmp_path: Path, config_file: Path) -> None:
+    try:
+        from tests.browser import HttpSession
+    except ImportError:  # pragma: no cover
+        from browser import HttpSession  # type: ignore[no-redef]
+
+    args = ("--host", "127.0.0.1", "--port", "0", "--data", str(tmp_path / "data"), "--config", str(config_file))
+    first = Served(*args)
+    try:
+        port = first.wait_ready()
+        api = HttpSession(port)
+        api.login("8642")
+        acknowledged: dict[int, dict] = {}
+        for name, pad in (("Ann", 1), ("Bob", 2), ("Cy", 3)):
+            status, body = api.request("POST", "/api/command", {"name": "add_player", "args": {"name": name, "pad": pad}})
+            assert status == 200, body
+            acknowledged.update({e["seq"]: e for e in body["events"]})
+        watcher = SseClient(port)
+        watcher.until(lambda m: m.event == "state")
+        for pad in (1, 2, 3, 1):
+            assert api.request("POST", "/api/sim/hit", {"pad": pad})[0] == 202
+        # A hit is acknowledged once it is on the stream (it is logged before it is published).
+        while len([e for e in acknowledged.values() if e["type"] == "hit"]) < 4:
+            message = watcher.next(timeout=30)
+            if message.event == "log":
+                event = message.json()
+                acknowledged[event["seq"]] = event
+        watcher.close()
+        # More play in flight, then the power cut.
+        for pad in (2, 3, 1, 2, 3):
+            api.request("POST", "/api/sim/hit", {"pad": pad})
+        first.proc.send_signal(signal.SIGKILL)
+        first.proc.wait(timeout=30)
+    finally:
+        if first.proc.poll() is None:
+            first.proc.kill()
+
+    second = Served(*args)
+    try:
+        port = second.wait_ready()
+        events, state = _all_events(port)
+        by_seq = {e["seq"]: e for e in events}
+        for seq, event in acknowledged.items():
+            assert by_seq.get(seq) == event, f"acknowledged event {seq} lost or changed"
+        assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+        assert state["seq"] == events[-1]["seq"]
+        assert [(p["name"], p["pad"]) for p in state["players"]] == [("Ann", 1), ("Bob", 2), ("Cy", 3)]
+        # The restarted table's state is a replay of its log.
+        from companion.games import load_games
+        from companion.table import fold
+
+        replayed = fold(events, load_games(), pad_count=state["pads"]["count"]).view(state["pads"])
+        assert json.loads(json.dumps(replayed)) == state
+        assert second.stop() == 0
+    finally:
+        if second.proc.poll() is None:
+            second.proc.kill()
