@@ -9,20 +9,22 @@ the web never talks to the pad box itself. Documented in docs/api.md.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flask import Blueprint, jsonify, render_template
 from flask.typing import ResponseReturnValue
 
-from companion.calibration import Calibrator
 from companion.errors import InputError
 from web.helpers import check_keys, current_service, json_object
 from web.security import is_trusted, require_pin
 
+if TYPE_CHECKING:  # pragma: no cover - imported on first use, keeping start-up light
+    from companion.calibration import Calibrator
+
 bp = Blueprint("calibrate", __name__)
 
 
-def _calibrator() -> Calibrator:
+def _calibrator() -> "Calibrator":
     return current_service().calibration
 
 
