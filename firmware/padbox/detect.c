@@ -78,8 +78,13 @@ static void crossing_at(detect_crossing_t *c, const detect_pad_state_t *s, uint1
 /* The crossing time, on the straight line through the two samples. */
 static uint32_t crossing_time(const detect_crossing_t *c) {
     if (c->dt_us == 0 || c->span == 0) return c->t_us;
-    uint32_t back = ((uint32_t)c->dt_us * c->over) / c->span;
     uint32_t limit = (uint32_t)c->dt_us * c->max_back;
+    if ((uint32_t)c->over >= (uint32_t)c->span * c->max_back) return c->t_us - limit;
+    /* over/span in 1/64ths with a 16-bit division (a 32-bit one costs ~40 us
+     * on the AVR, several of which can land in one scan); the rounding is
+     * below dt/64, a couple of microseconds. */
+    uint16_t ratio = (uint16_t)((uint16_t)(c->over << 6) / c->span); /* over < 1024: fits */
+    uint32_t back = ((uint32_t)c->dt_us * ratio) >> 6;
     if (back > limit) back = limit;
     return c->t_us - back;
 }
@@ -167,9 +172,15 @@ void detect_sample_slow(detect_t *d, uint8_t pad, uint16_t value, uint32_t t_us)
         }
         if (value >= thr && value >= detect_trigger_level(d, pad, t_us)) {
             start_contact(s, value, t_us, thr);
-        } else if (value > s->blk_max) {
-            s->blk_max = value;
+            break;
         }
+        if (value > s->blk_max) s->blk_max = value;
+        /* Quiet again (mask over, envelope and this block below the
+         * threshold): back to IDLE and its fast path. The contact's onset
+         * and peak stay for the neighbours' crosstalk decisions. */
+        if ((uint32_t)s->env * 3u < (uint32_t)thr * 2u && (uint32_t)s->blk_max * 3u < (uint32_t)thr * 2u &&
+            !(s->masked && since(t_us, s->onset_us) < (int32_t)cfg->mask_us))
+            s->state = DETECT_IDLE;
         break;
     default:
         if (value >= thr) start_contact(s, value, t_us, thr);
@@ -189,7 +200,7 @@ static uint8_t is_crosstalk(const detect_t *d, uint8_t pad) {
     for (uint8_t j = 0; j < d->npads; j++) {
         if (j == pad) continue;
         const detect_pad_state_t *o = &d->st[j];
-        if (o->state == DETECT_IDLE || o->peak == 0) continue;
+        if (o->peak == 0) continue; /* no contact since reset */
         int32_t gap = since(s->onset_us, o->onset_us);
         if (gap < 0) gap = -gap;
         if (gap > (int32_t)cfg->xwin_us) continue;

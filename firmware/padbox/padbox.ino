@@ -144,8 +144,8 @@ static uint8_t btn_pressed_once;
 
 /* ------------------------------------------------------------- sending */
 
-/* HIT and HB lines are built a field at a time, one step per sample slot,
- * so a line never stalls sampling for more than a few microseconds. Other
+/* HIT and HB lines are built a field at a time, one step per scan, so a
+ * line never stalls sampling for more than a few tens of microseconds. Other
  * lines (replies, HELLO, LVL) are rare and built at once, after finishing
  * any line in progress so sequence numbers stay in order. */
 enum { REC_HIT = 1, REC_HB };
@@ -463,10 +463,12 @@ static void slot_work(uint8_t slot, uint32_t now) {
     /* Before HELLO (while the scan period is measured) the work is done,
      * so the measurement is honest, but nothing is sent. */
     if (detect_poll_pad(&det, slot, now, &h) && said_hello) send_hit(h.pad, h.onset_us, h.is_slap, h.peak);
-    outbox_step();
+    /* One piece of other work per slot; building a line is one step per
+     * scan, so a heartbeat or hit line costs each scan a few microseconds. */
     if (slot == 0) send_hb_lvl(now);
     else if (slot == 1) rx_service();
     else if (slot == 2) save_service();
+    else if (slot == 3) outbox_step();
 }
 
 /** One pass over all pads: each sample is processed while the next converts. */

@@ -9,6 +9,7 @@
  * (default stdout), a key=value report to --report (default stderr):
  *   clock_start_cycle  cycle at which the firmware started its Timer1 clock
  *   scan_cycles_min/median/max  cycles between successive samples of pad 1
+ *   scan_max_at_us     when the longest scan period ended
  *   scans              how many scan periods were measured
  *   sim_us, cycles     simulated time and cycles run
  *   uart_bytes         bytes the firmware sent
@@ -62,6 +63,8 @@ static unsigned long uart_bytes;
 static avr_cycle_count_t last_ch0;
 static uint32_t scan_cycles[MAX_SCANS];
 static int nscans;
+static uint32_t scan_max;       /* the longest scan period and when it ended */
+static double scan_max_at_us;
 static volatile sig_atomic_t stop;
 
 static double now_us(void) {
@@ -83,8 +86,14 @@ static void adc_trigger(struct avr_irq_t *irq, uint32_t value, void *param) {
     if (ch == 0) {
         /* Scan statistics from 20 ms on: before that the firmware measures
          * itself and formats its HELLO (once per power-up). */
-        if (last_ch0 && clock_started && now_us() > 20000 && nscans < MAX_SCANS)
-            scan_cycles[nscans++] = (uint32_t)(avr->cycle - last_ch0);
+        if (last_ch0 && clock_started && now_us() > 20000 && nscans < MAX_SCANS) {
+            uint32_t c = (uint32_t)(avr->cycle - last_ch0);
+            scan_cycles[nscans++] = c;
+            if (c > scan_max) {
+                scan_max = c;
+                scan_max_at_us = now_us();
+            }
+        }
         last_ch0 = avr->cycle;
     }
     double mv = scn_pad_mv(&scn, ch, now_us());
@@ -376,6 +385,7 @@ int main(int argc, char **argv) {
         fprintf(report, "scan_cycles_median=%u\n", scan_cycles[nscans / 2]);
         fprintf(report, "scan_cycles_p99=%u\n", scan_cycles[(nscans * 99) / 100]);
         fprintf(report, "scan_cycles_max=%u\n", scan_cycles[nscans - 1]);
+        fprintf(report, "scan_max_at_us=%.0f\n", scan_max_at_us);
     }
     if (report != stderr) fclose(report);
     return 0;
