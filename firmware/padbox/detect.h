@@ -51,10 +51,10 @@ extern "C" {
 
 /* Defaults (the protocol's suggested values, firmware/PROTOCOL.md), in ADC
  * counts (0..1023, 4.9 mV a count at the 5 V reference) and microseconds.
- * At the firmware's scan period for 8 pads (about 116 us, measured in simavr
- * and reported in HELLO) the times are, in samples of one pad:
- * scan 2000 us = 17, mask 30000 us = 259, crosstalk window 5000 us = 43,
- * envelope half-life 10000 us = 86. */
+ * At the firmware's scan period for 8 pads (about 141 us on a quiet table,
+ * measured in simavr and reported in HELLO) the times are, in samples of one
+ * pad: scan 2000 us = 14, mask 30000 us = 213, crosstalk window 5000 us = 35,
+ * envelope half-life 10000 us = 71. */
 #define DETECT_DEFAULT_SLAP 200u       /* ~980 mV: a deliberate slap */
 #define DETECT_DEFAULT_TOUCH 60u       /* ~290 mV: well above hum and noise */
 #define DETECT_DEFAULT_SCAN_US 2000u   /* a hand slap peaks 0.5..1.5 ms after contact */
