@@ -12,6 +12,8 @@ from companion.games.taco import TacoGame
 from web import create_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
+#: The right edge of the game's widest element, in CSS pixels.
+WIDEST = "Math.max(...Array.from(document.querySelectorAll('.taco, .taco *')).map(e => e.getBoundingClientRect().right))"
 
 
 @pytest.fixture
@@ -68,6 +70,12 @@ def test_slap_on_a_match_and_see_the_verdict_on_the_table_screen(taco_server, ph
     assert " ms" in rows.nth(0).locator(".t").inner_text()
     assert screen.locator(".taco [data-taco=piles] [data-player='2'] [data-taco=pile-count]").inner_text() == "13"
 
+    # The table screen also reads on a phone held up at the table: nothing sticks out sideways.
+    small = phone.new_page()
+    small.goto(taco_server.url + "/screen")
+    small.locator(".taco [data-taco=verdict][data-verdict='1']").wait_for()
+    assert small.evaluate(WIDEST) <= 390
+
 
 @pytest.fixture
 def physical_server(tmp_path: Path) -> Iterator[LiveServer]:
@@ -118,6 +126,7 @@ def test_caller_taps_the_cards_and_a_pin_holder_overrules_the_verdict(physical_s
     assert verdict.locator("[data-taco=taker]").inner_text() == "Ann takes 2 cards"
     page.wait_for_function("() => document.querySelector(\".taco [data-player='1'] [data-taco=pile-count]\").textContent === '13'")
     assert pile(2) == "11"
+    assert page.evaluate(WIDEST) <= 390  # nothing of the game sticks out sideways on a phone
 
     # Statistics across games, with the overrule counted for its new holder.
     taco.locator("summary", has_text="Statistics (all games)").click()

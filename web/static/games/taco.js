@@ -70,7 +70,10 @@
     "body.screen .taco .tc-row .bar { height: 1.8rem; }",
     "body.screen .taco .tc-row .t { font-size: 1.1rem; }",
     "body.screen .taco .tc-reason { font-size: 1.6rem; }",
-    "body.screen .taco .tc-main { display: grid; grid-template-columns: 2fr 3fr; gap: 1.5rem; align-items: start; }"
+    "@media (min-width: 900px) { body.screen .taco .tc-main { display: grid; grid-template-columns: 2fr 3fr; gap: 1.5rem; align-items: start; } }",
+    "@media (max-width: 600px) { body.screen .taco .tc-card { width: 9rem; height: 12.6rem; } body.screen .taco .tc-card .emoji { font-size: 4rem; }",
+    "  body.screen .taco .tc-said .word, body.screen .taco .tc-slap { font-size: 2.4rem; }",
+    "  body.screen .taco .tc-row { grid-template-columns: 1.6rem 5rem 1fr 7rem; font-size: 1rem; } }"
   ].join("\n");
 
   function injectCss() {
