@@ -362,15 +362,16 @@ class Calibrator:
             info["message"] = no_levels_message(self.source.name)
             return info
         info["connected"] = self._connected()
-        info["settings"] = self._settings_or_none()
+        # Read afresh: the box may have been reset or swapped since the last look.
+        info["settings"] = self._settings_or_none(refresh=True)
         if not info["connected"]:
             info["message"] = f"No pad box connected ({self.source.status().get('error') or 'still searching'})."
         info["check"] = self.check_status()
         return info
 
-    def _settings_or_none(self) -> dict[str, dict[str, int]] | None:
+    def _settings_or_none(self, refresh: bool = False) -> dict[str, dict[str, int]] | None:
         try:
-            settings = self.settings()
+            settings = self.settings(refresh=refresh)
         except PadSourceError as exc:
             self._error = str(exc)
             return None
@@ -437,19 +438,23 @@ class Calibrator:
                     self._check = None  # nobody is watching the check any more
             if idle:
                 break
-            frame = source.latest_levels() or {}
-            if frame and frame.get("at_us") != last_at:
-                last_at = frame.get("at_us")
-                self._take(frame)
-            elif now - max(self._frame_seen, asked) > STALE_S and self._connected():
-                # Not streaming yet, or the box was reset (streaming is off after a reset).
-                asked = now
-                try:
-                    source.stream_levels(True)
-                    self._error = None
-                except PadSourceError as exc:
-                    self._error = str(exc)
-                    log.info("calibration: cannot start level streaming: %s", exc)
+            try:
+                frame = source.latest_levels() or {}
+                if frame and frame.get("at_us") != last_at:
+                    last_at = frame.get("at_us")
+                    self._take(frame)
+                elif now - max(self._frame_seen, asked) > STALE_S and self._connected():
+                    # Not streaming yet, or the box was reset (streaming is off after a reset).
+                    asked = now
+                    try:
+                        source.stream_levels(True)
+                        self._error = None
+                    except PadSourceError as exc:
+                        self._error = str(exc)
+                        log.info("calibration: cannot start level streaming: %s", exc)
+            except Exception:  # a bug here must not silently end the meter for everyone
+                log.exception("calibration sampler failed; retrying")
+                self._closed.wait(STALE_S)
             self._closed.wait(self.poll_s)
         try:
             if self._connected():

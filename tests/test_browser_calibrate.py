@@ -135,6 +135,7 @@ def test_simulated_pads_say_there_are_no_levels(phone: Any, tmp_path: Path) -> N
         expect()(page.locator("#no-levels")).to_contain_text("The pads are simulated, so there are no levels to show")
         expect()(page.locator("#no-levels")).to_contain_text("--pads serial")
         expect()(page.locator(".cal-pad")).to_have_count(0)
+        expect()(page.locator("#conn")).to_have_text("no levels")
     finally:
         server.stop()
         stop_service(service)

@@ -442,7 +442,7 @@ def test_simulated_pads_have_no_levels(tmp_path: Path, sim_service: TableService
     assert page.status_code == 200
     html = page.get_data(as_text=True)
     assert 'id="no-levels"' in html and "The pads are simulated, so there are no levels to show" in html
-    assert "calibrate.js" not in html
+    assert 'id="cal-pads"' not in html  # no meters or sliders
     for url, body in (
         ("/api/calibration/thresholds", {"pad": 1, "slap": 300}),
         ("/api/calibration/check", {"action": "start", "pad": 1}),
@@ -456,3 +456,21 @@ def test_simulated_pads_have_no_levels(tmp_path: Path, sim_service: TableService
 def test_the_table_page_links_to_calibration(tmp_path: Path, sim_service: TableService) -> None:
     html = make_app(tmp_path, sim_service).test_client().get("/").get_data(as_text=True)
     assert 'href="/calibrate"' in html
+
+
+def test_a_reset_box_streams_again_and_shows_its_saved_settings(
+    tmp_path: Path, emu: PadBoxEmulator, box_service: TableService
+) -> None:
+    client, headers = trusted_client(make_app(tmp_path, box_service))
+    wait_for(client, lambda d: d["live"], "the box to stream levels")
+    assert client.post("/api/calibration/thresholds", json={"pad": 1, "slap": 333}, headers=headers).status_code == 200
+    emu.reset()  # streaming is off after a reset, and the unsaved threshold is gone
+    assert not emu.streaming and emu.settings[1]["slap"] == p.PARAMS["slap"][2]
+    deadline = time.monotonic() + WAIT_S
+    while not emu.streaming and time.monotonic() < deadline:
+        client.get("/api/calibration/levels")
+        time.sleep(0.05)
+    assert emu.streaming
+    emu.strike(2, 640)
+    wait_for(client, lambda d: (d["last_peaks"][1] or {}).get("peak") == 640, "pad 2's peak after the reset")
+    assert client.get("/api/calibration").get_json()["settings"]["1"]["slap"] == p.PARAMS["slap"][2]

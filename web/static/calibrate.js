@@ -10,7 +10,11 @@
   var T = window.Tabletop;
   var POLL_MS = 200;
   var root = document.getElementById("cal-pads");
-  if (!root) { return; }
+  if (!root) {
+    // Simulated or GPIO pads: the page shows why; say so in the status badge too.
+    setConn("no levels", "conn-offline");
+    return;
+  }
   var pads = parseInt(root.getAttribute("data-pads"), 10) || 0;
   var MAX = 1023;
   var rows = {};
