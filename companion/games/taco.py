@@ -518,7 +518,7 @@ class TacoGame(Game):
         if w["kind"] == "due":
             return self._judge_due(w["hits"], w)
         if w["kind"] == "flinch":
-            return flinch_verdict(w["flinches"])
+            return flinch_verdict(w["flinches"], self.seats)
         return self._judge_physical(w["hits"])
 
     def _judge_due(self, hits: list[dict[str, Any]], w: dict[str, Any]) -> dict[str, Any]:
@@ -548,14 +548,16 @@ class TacoGame(Game):
         first = hits[0]
         if card is not None:
             why = f"slapped on {card['card']} said with {card['word']}: no slap was due"
-            return flinch_verdict([{**h, "reason": why} for h in hits])
+            return flinch_verdict([{**h, "reason": why} for h in hits], self.seats)
         followers = [h for h in hits[1:] if h["at_us"] <= first["at_us"] + self.follow_us]
         if not followers:
-            why = f"lone slap: nobody followed within {self.settings['follow_ms']} ms"
-            return flinch_verdict([{**first, "reason": why}])
+            follow = self.settings["follow_ms"]
+            late = [{**h, "reason": f"slapped more than {follow} ms after the first slap"} for h in hits[1:]]
+            return flinch_verdict([{**first, "reason": f"lone slap: nobody followed within {follow} ms"}] + late,
+                                  self.seats)
         if len(hits) < self.quorum:
             why = f"only {len(hits)} of {len(self.seats)} slapped; {self.quorum} needed"
-            return flinch_verdict([{**h, "reason": why} for h in hits[:1]], why=why)
+            return flinch_verdict([{**h, "reason": why} for h in hits], self.seats)
         judged = slap_verdict(hits, self.seats, ref_us=None, timing="first_slap", rule_after=rule_after,
                               empty_handed=self._empty_handed())
         judged["quorum"] = {"slapped": len(hits), "needed": self.quorum}
@@ -596,7 +598,7 @@ class TacoGame(Game):
         if w is not None:
             if w["kind"] == "flinch":
                 # The flinch hits are in the log: judge them as they are.
-                events.append(self._verdict_event(flinch_verdict(w["flinches"]), now_us))
+                events.append(self._verdict_event(flinch_verdict(w["flinches"], self.seats), now_us))
             else:
                 events.append(Event("window_voided", {"at_us": now_us, "reason": "the service restarted during a slap window"}))
         if self.digital and not self.paused:

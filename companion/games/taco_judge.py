@@ -139,10 +139,11 @@ def slap_verdict(
     }
 
 
-def flinch_verdict(flinches: Iterable[dict[str, Any]], *, why: str | None = None) -> dict[str, Any]:
+def flinch_verdict(flinches: Iterable[dict[str, Any]], seats: Sequence[int] = (), *, why: str | None = None) -> dict[str, Any]:
     """Judge flinches: the earliest flincher (by onset) takes the pile.
 
     Each flinch dict carries a ``reason`` (e.g. "false start: 62.0 ms after the card").
+    ``still`` lists the other players of ``seats``: they rightly did not slap.
     """
     hits = ordered(flinches)
     first = hits[0]
@@ -164,6 +165,7 @@ def flinch_verdict(flinches: Iterable[dict[str, Any]], *, why: str | None = None
         "ref_us": first["at_us"],
         "order": entries,
         "missing": [],
+        "still": [pid for pid in seats if pid not in {h["player"] for h in hits}],
         "taker": first["player"],
         "photo_finish": photos,
         "winner": None,

@@ -45,6 +45,7 @@
     ".taco .tc-row.taker { font-weight: 800; }",
     ".taco .tc-row.taker .bar { outline: 2px solid var(--bad, #e4572e); }",
     ".taco .tc-row.missing .bar { background: repeating-linear-gradient(45deg, #e4572e55, #e4572e55 6px, transparent 6px, transparent 12px); width: 100%; }",
+    ".taco .tc-row.still { color: var(--muted, #9aa0aa); }",
     ".taco .tc-row .t { text-align: right; font-variant-numeric: tabular-nums; font-size: 0.85rem; }",
     ".taco .tc-row .name { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }",
     ".taco .tc-overrules { font-size: 0.85rem; color: var(--accent, #f2a541); }",
@@ -183,6 +184,12 @@
       rows.push(h("div", { "class": "tc-row missing" + (pid === holder ? " taker" : ""), "data-player": pid, "data-place": "last" }, [
         h("span", {}, "–"), h("span", { "class": "name" }, nameOf(state, pid)), h("div", {}, h("div", { "class": "bar" })),
         h("span", { "class": "t" }, "no slap")
+      ]));
+    });
+    (v.still || []).forEach(function (pid) {  // after a flinch: rightly did not slap
+      rows.push(h("div", { "class": "tc-row still", "data-player": pid, "data-place": "still" }, [
+        h("span", {}, "–"), h("span", { "class": "name" }, nameOf(state, pid)), h("div", {}),
+        h("span", { "class": "t" }, "no slap ✓")
       ]));
     });
     var head = [h("div", { "class": "tc-reason", "data-taco": "reason" }, named(state, v.reason))];
