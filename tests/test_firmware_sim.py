@@ -117,6 +117,14 @@ def test_scan_of_8_pads_fits_200_us_and_hello_reports_it(firmware, tmp_path: Pat
     )
 
 
+def test_stack_never_reaches_the_variables(firmware, tmp_path: Path) -> None:
+    """2 KB of RAM: through commands, replies and streaming, the lowest stack
+    pointer the simulator saw stays at least 64 bytes above .data + .bss."""
+    _, run, _ = run_scenario(firmware, "commands", tmp_path)
+    headroom = run.report["stack_min_address"] - simtools.bss_end(firmware.elf)
+    assert headroom >= 64, f"stack came within {headroom} bytes of the variables"
+
+
 def test_silence_sends_only_hello_and_heartbeats(firmware, tmp_path: Path) -> None:
     """A second of a quiet table: HELLO, then a heartbeat every 500 ms (+-50 ms)."""
     _, _, events = run_scenario(firmware, "silence", tmp_path)

@@ -163,6 +163,10 @@ static uint8_t fmt_step; /* 0: idle */
 
 static void send_line(proto_line_t *l);
 static void begin(proto_line_t *l, const char *type);
+/* The one buffer for lines built at once (replies, HELLO, LVL): a local
+ * copy in each sender would cost the stack 86 bytes per inlined caller, and
+ * 2 KB of RAM has no room for that. Only the main loop builds lines. */
+static proto_line_t imm;
 
 static void outbox_step(void) {
     if (fmt_step == 0) {
@@ -225,7 +229,7 @@ static void begin(proto_line_t *l, const char *type) {
 }
 
 static void send_hello(void) {
-    proto_line_t l;
+    proto_line_t &l = imm;
     begin(&l, "HELLO");
     proto_add_u32(&l, PROTO_VERSION);
     proto_add_str(&l, FW_VERSION);
@@ -241,7 +245,7 @@ static void send_hit(uint8_t pad0, uint32_t t_us, uint8_t slap, uint16_t peak) {
 }
 
 static void send_lvl(void) {
-    proto_line_t l;
+    proto_line_t &l = imm;
     begin(&l, "LVL");
     proto_add_u32(&l, clock_us());
     proto_add_hex3(&l, lvl_latest, npads);
@@ -255,7 +259,7 @@ static void send_lvl(void) {
 
 static void send_cfg(uint8_t pad0) {
     const detect_pad_config_t *c = &det.pad[pad0];
-    proto_line_t l;
+    proto_line_t &l = imm;
     begin(&l, "CFG");
     proto_add_u32(&l, (uint32_t)pad0 + 1u);
     proto_add_u32(&l, c->slap);
@@ -268,14 +272,14 @@ static void send_cfg(uint8_t pad0) {
 }
 
 static void send_ok(const proto_cmd_t *cmd) {
-    proto_line_t l;
+    proto_line_t &l = imm;
     begin(&l, "OK");
     proto_add_cmd_echo(&l, cmd);
     send_line(&l);
 }
 
 static void send_err(uint8_t err, const char *word) {
-    proto_line_t l;
+    proto_line_t &l = imm;
     begin(&l, "ERR");
     proto_add_str(&l, proto_err_name(err));
     proto_add_str(&l, word);
@@ -387,7 +391,7 @@ static void set_param(const proto_cmd_t *cmd) {
     }
 }
 
-static void handle_line(const char *line, uint8_t len) {
+__attribute__((noinline)) static void handle_line(const char *line, uint8_t len) {
     proto_cmd_t cmd;
     uint8_t err = proto_parse_command(line, len, npads, &cmd);
     if (err != PROTO_OK) {

@@ -7,7 +7,16 @@
 #include <string.h>
 
 #ifdef __AVR__
+#include <avr/pgmspace.h>
 #include <util/crc16.h>
+/* Constant tables live in flash: the ATmega328P has 2 KB of RAM in all. */
+#define ROM PROGMEM
+#define ROM_U32(p) pgm_read_dword(p)
+#define ROM_U8(p) pgm_read_byte(p)
+#else
+#define ROM
+#define ROM_U32(p) (*(p))
+#define ROM_U8(p) (*(p))
 #endif
 
 static inline uint16_t crc_update(uint16_t crc, uint8_t byte) {
@@ -27,7 +36,7 @@ uint16_t proto_crc(const char *data, uint8_t len) {
     return crc;
 }
 
-static const char HEX[] = "0123456789ABCDEF";
+static const char HEX[] ROM = "0123456789ABCDEF";
 
 static void put(proto_line_t *l, char c) {
     /* Keep room for "*CCCC\n": the body may use PROTO_MAX_BODY bytes. */
@@ -48,15 +57,15 @@ void proto_begin_raw(proto_line_t *l, const char *word) {
 
 /* Decimal by subtracting powers of ten: an 8-bit AVR has no divider, and
  * ten 32-bit divisions would cost a whole scan. */
-static const uint32_t POW10[] = {1000000000ul, 100000000ul, 10000000ul, 1000000ul, 100000ul,
+static const uint32_t POW10[] ROM = {1000000000ul, 100000000ul, 10000000ul, 1000000ul, 100000ul,
                                  10000ul,      1000ul,      100ul,      10ul,      1ul};
 
 static void put_u32(proto_line_t *l, uint32_t v) {
     uint8_t i = 0;
-    while (i < 9 && v < POW10[i]) i++; /* no leading zeros */
+    while (i < 9 && v < ROM_U32(&POW10[i])) i++; /* no leading zeros */
     for (; i < 10; i++) {
         char digit = '0';
-        uint32_t p = POW10[i];
+        uint32_t p = ROM_U32(&POW10[i]);
         while (v >= p) {
             v -= p;
             digit++;
@@ -87,9 +96,9 @@ void proto_add_hex3(proto_line_t *l, const uint16_t *v, uint8_t n) {
     put(l, ' ');
     for (uint8_t i = 0; i < n; i++) {
         uint16_t x = v[i] > 0x3FFu ? 0x3FFu : v[i];
-        put(l, HEX[(x >> 8) & 0xF]);
-        put(l, HEX[(x >> 4) & 0xF]);
-        put(l, HEX[x & 0xF]);
+        put(l, (char)ROM_U8(&HEX[(x >> 8) & 0xF]));
+        put(l, (char)ROM_U8(&HEX[(x >> 4) & 0xF]));
+        put(l, (char)ROM_U8(&HEX[x & 0xF]));
     }
 }
 
@@ -97,10 +106,10 @@ uint8_t proto_finish(proto_line_t *l) {
     if (l->overflow) return 0;
     uint16_t crc = l->crc;
     l->buf[l->len++] = '*';
-    l->buf[l->len++] = HEX[(crc >> 12) & 0xF];
-    l->buf[l->len++] = HEX[(crc >> 8) & 0xF];
-    l->buf[l->len++] = HEX[(crc >> 4) & 0xF];
-    l->buf[l->len++] = HEX[crc & 0xF];
+    l->buf[l->len++] = (char)ROM_U8(&HEX[(crc >> 12) & 0xF]);
+    l->buf[l->len++] = (char)ROM_U8(&HEX[(crc >> 8) & 0xF]);
+    l->buf[l->len++] = (char)ROM_U8(&HEX[(crc >> 4) & 0xF]);
+    l->buf[l->len++] = (char)ROM_U8(&HEX[crc & 0xF]);
     l->buf[l->len++] = '\n';
     l->buf[l->len] = 0;
     return l->len;
@@ -110,8 +119,8 @@ static const char *const CMD_NAMES[] = {"-", "HELLO", "CFG", "SET", "SAVE", "STR
 static const char *const PARAM_NAMES[] = {"slap", "touch", "scan", "mask", "xtalk", "xwin"};
 static const char *const ERR_NAMES[] = {"OK",      "LONG", "FRAME", "CRC",   "UNKNOWN",
                                         "ARGS",    "PAD",  "PARAM", "RANGE", "EEPROM"};
-static const uint32_t PARAM_LO[] = {1, 0, 0, 0, 0, 0};
-static const uint32_t PARAM_HI[] = {1023, 1023, 20000, 1000000ul, 100, 100000ul};
+static const uint32_t PARAM_LO[] ROM = {1, 0, 0, 0, 0, 0};
+static const uint32_t PARAM_HI[] ROM = {1023, 1023, 20000, 1000000ul, 100, 100000ul};
 
 const char *proto_cmd_name(uint8_t kind) { return kind <= PROTO_CMD_DEFAULTS ? CMD_NAMES[kind] : "-"; }
 const char *proto_param_name(uint8_t param) { return param < PROTO_PARAM_COUNT ? PARAM_NAMES[param] : "-"; }
@@ -119,8 +128,8 @@ const char *proto_err_name(uint8_t err) { return err <= PROTO_ERR_EEPROM ? ERR_N
 
 void proto_param_range(uint8_t param, uint32_t *lo, uint32_t *hi) {
     if (param >= PROTO_PARAM_COUNT) param = 0;
-    *lo = PARAM_LO[param];
-    *hi = PARAM_HI[param];
+    *lo = ROM_U32(&PARAM_LO[param]);
+    *hi = ROM_U32(&PARAM_HI[param]);
 }
 
 /* Token i of a body split on single spaces (empty tokens count). */
@@ -213,7 +222,7 @@ uint8_t proto_parse_command(const char *line, uint8_t len, uint8_t npads, proto_
             if (tok_is(&tok[2], PARAM_NAMES[p])) param = p;
         if (param == PROTO_PARAM_COUNT) return PROTO_ERR_PARAM;
         cmd->param = param;
-        if (val_ok == NUM_HUGE || v < PARAM_LO[param] || v > PARAM_HI[param]) return PROTO_ERR_RANGE;
+        if (val_ok == NUM_HUGE || v < ROM_U32(&PARAM_LO[param]) || v > ROM_U32(&PARAM_HI[param])) return PROTO_ERR_RANGE;
         cmd->value = v;
         return PROTO_OK;
     }

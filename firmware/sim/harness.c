@@ -13,6 +13,7 @@
  *   scans              how many scan periods were measured
  *   sim_us, cycles     simulated time and cycles run
  *   uart_bytes         bytes the firmware sent
+ *   stack_min_address  the lowest stack pointer seen (stack high-water mark)
  *
  * The scenario's time 0 is the firmware clock's 0 (the cycle Timer1 starts),
  * so onsets in HIT lines compare directly with the scenario's times.
@@ -66,6 +67,8 @@ static int nscans;
 static uint32_t scan_max;       /* the longest scan period and when it ended */
 static double scan_max_at_us;
 static volatile sig_atomic_t stop;
+static uint16_t sp_min = 0xFFFF;
+static uint32_t sp_min_pc;
 
 static double now_us(void) {
     if (!clock_started) return -1e9; /* before the clock: silence */
@@ -312,6 +315,14 @@ int main(int argc, char **argv) {
     double next_io_us = 0;
     for (;;) {
         if (profile && clock_started) profile[avr->pc / 2]++;
+        {
+            /* Stack high-water mark: the lowest stack pointer seen. */
+            uint16_t sp = (uint16_t)(avr->data[0x5D] | (avr->data[0x5E] << 8));
+            if (sp < sp_min && sp > 0x100) {
+                sp_min = sp;
+                sp_min_pc = avr->pc;
+            }
+        }
         int state = avr_run(avr);
         if (state == cpu_Done || state == cpu_Crashed) {
             fprintf(stderr, "the firmware stopped (state %d) at cycle %llu\n", state,
@@ -379,6 +390,8 @@ int main(int argc, char **argv) {
     fprintf(report, "cycles=%llu\n", (unsigned long long)avr->cycle);
     fprintf(report, "sim_us=%.0f\n", now_us());
     fprintf(report, "uart_bytes=%lu\n", uart_bytes);
+    fprintf(report, "stack_min_address=%u\n", sp_min);
+    fprintf(report, "stack_min_pc=%u\n", sp_min_pc);
     fprintf(report, "scans=%d\n", nscans);
     if (nscans) {
         fprintf(report, "scan_cycles_min=%u\n", scan_cycles[0]);

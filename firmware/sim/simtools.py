@@ -70,6 +70,16 @@ def build(out_dir: Path) -> Build:
     return Build(out_dir / "padbox.elf", out_dir / "padbox.hex", harness, fw.stdout)
 
 
+def bss_end(elf: Path) -> int:
+    """The first RAM address above .data and .bss (symbol _end): the stack must stay above it."""
+    out = subprocess.run(["avr-nm", str(elf)], capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[2] == "_end":
+            return int(parts[0], 16) & 0xFFFF
+    raise RuntimeError(f"no _end symbol in {elf}")
+
+
 def build_arduino(out_dir: Path) -> Path:
     """Build the sketch the Arduino IDE's way (Arduino core, arduino-mk); the ELF."""
     out_dir.mkdir(parents=True, exist_ok=True)
