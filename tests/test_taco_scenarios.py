@@ -12,7 +12,8 @@ steps on a virtual clock; times are milliseconds (fractions allowed):
 * ``{"expect": {...}}``: ``verdict`` (partial match of the latest verdict),
   ``verdicts`` (all of them, partially), ``verdict_count``, ``piles``
   ({player: count or null}), ``central``, ``view`` (partial), ``outcome``,
-  ``events`` (types produced by the previous step), ``flipped`` (cards
+  ``events`` (types produced by the previous step), ``ignored`` (why each
+  ignored hit of the step did not count, by substring), ``flipped`` (cards
   flipped so far, as "player:card:word").
 
 After every step the test checks that no card was lost or made up
