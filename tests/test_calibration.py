@@ -474,3 +474,20 @@ def test_a_reset_box_streams_again_and_shows_its_saved_settings(
     emu.strike(2, 640)
     wait_for(client, lambda d: (d["last_peaks"][1] or {}).get("peak") == 640, "pad 2's peak after the reset")
     assert client.get("/api/calibration").get_json()["settings"]["1"]["slap"] == p.PARAMS["slap"][2]
+
+
+def test_gpio_buttons_have_no_levels(tmp_path: Path, mock_factory: Any) -> None:
+    from hardware.gpio import GpioPads
+
+    service = make_service(tmp_path, GpioPads([17, 27, 22, 23], pin_factory=mock_factory))
+    try:
+        client, headers = trusted_client(make_app(tmp_path, service))
+        info = client.get("/api/calibration").get_json()
+        assert info["supported"] is False and info["source"] == "gpio"
+        assert "buttons on the Pi's GPIO" in info["message"] and "--pads serial" in info["message"]
+        html = client.get("/calibrate").get_data(as_text=True)
+        assert "buttons on the Pi&#39;s GPIO" in html or "buttons on the Pi's GPIO" in html
+        response = client.post("/api/calibration/thresholds", json={"pad": 1, "slap": 300}, headers=headers)
+        assert response.status_code == 409 and "no levels" in response.get_json()["error"]
+    finally:
+        stop_service(service)
