@@ -1,6 +1,7 @@
 """End to end: the real firmware image in simavr, its UART on a pseudo-terminal,
 read by the host's own serial pad box source (hardware/padbox.py) through
-pyserial, exactly as a Raspberry Pi reads a Nano on /dev/ttyUSB0.
+pyserial, exactly as a Raspberry Pi reads a Nano on /dev/ttyUSB0; and the
+table service judging a Taco Hat Cake Gift Pizza window from those hits.
 """
 
 from __future__ import annotations
@@ -41,10 +42,9 @@ def firmware(tmp_path_factory: pytest.TempPathFactory):  # -> simtools.Build
     return simtools.build(tmp_path_factory.getbasetemp() / "firmware-build")
 
 
-@pytest.fixture
-def simulated_board(firmware):
-    """The harness running e2e_game.scn in real time on a pseudo-terminal; yields its path."""
-    scenario = simtools.SCENARIOS / "e2e_game.scn"
+def start_board(firmware, name: str):
+    """The harness running a scenario in real time on a pseudo-terminal; yields (path, scenario)."""
+    scenario = simtools.SCENARIOS / f"{name}.scn"
     proc = subprocess.Popen(
         [str(firmware.harness), "--pty", str(firmware.elf), str(scenario)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -60,6 +60,18 @@ def simulated_board(firmware):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@pytest.fixture
+def simulated_board(firmware):
+    """The board running e2e_game.scn."""
+    yield from start_board(firmware, "e2e_game")
+
+
+@pytest.fixture
+def simulated_taco_board(firmware):
+    """The board running e2e_taco.scn."""
+    yield from start_board(firmware, "e2e_taco")
 
 
 def test_serial_pad_box_reads_the_simulated_firmware(simulated_board) -> None:
@@ -95,3 +107,49 @@ def test_serial_pad_box_reads_the_simulated_firmware(simulated_board) -> None:
     assert status["firmware"] == "1.0.0" and status["mode"] == "piezo" and status["box_pads"] == 8, status
     refused = {k: v for k, v in status["counters"].items() if k not in ("bytes", "lines", "hits") and v}
     assert not refused, f"the host refused or lost firmware lines: {refused}"
+
+
+def test_table_service_judges_taco_from_the_simulated_firmware(simulated_taco_board, tmp_path: Path) -> None:
+    """The real table service with the serial source on the simulated board:
+    a due Taco card, Bob slaps (pad 2), Ann 80 ms later (pad 1), each slap
+    shaking the other pad. The verdict: Bob first, Ann last, 80 ms behind,
+    Ann takes the pile; no crosstalk hit reached the game."""
+    from companion.games.taco import TacoGame
+    from companion.service import TableService
+    from companion.store import EventStore
+
+    port, _ = simulated_taco_board
+    box = SerialPadBox(port=port, hello_timeout_s=10.0, silence_timeout_s=10.0)
+    store = EventStore(tmp_path / "log.sqlite3")
+    service = TableService(store, box, games={"taco": TacoGame})
+    service.start()
+    try:
+        assert box.wait_connected(30.0), f"no HELLO from the simulated board on {port}"
+        for name, pad in (("Ann", 1), ("Bob", 2)):
+            service.submit("add_player", {"name": name, "pad": pad})
+        # An all-Taco deck: the first card is due at once; the window stays
+        # open long enough for the scripted slaps at 4 s of board time.
+        settings = {"deck": {"taco": 48}, "lead_in_ms": 0, "tempo_ms": 400, "timeout_ms": 15_000}
+        service.submit("start_game", {"kind": "taco", "settings": settings})
+        sub = service.subscribe()
+        try:
+            _, state = service.snapshot()
+            deadline = time.monotonic() + 60.0  # bounds a hang only
+            while not (state["game"] and state["game"]["view"]["verdict"]) and time.monotonic() < deadline:
+                update = sub.get(timeout=1.0)
+                if update is not None:
+                    state = update.state
+        finally:
+            sub.close()
+        verdict = state["game"]["view"]["verdict"]
+        assert verdict is not None, f"no verdict: {state['game']['view']}"
+        order = verdict["order"]
+        assert [e["player"] for e in order] == [2, 1], order
+        assert verdict["taker"] == 1
+        resolution_ms = box.resolution_us / 1000
+        assert abs(order[1]["margin_ms"] - 80.0) <= 2 * resolution_ms + 0.1, order
+        hits = [e for e in store.all_events() if e["type"] in ("slapped", "hit_ignored", "flinched")]
+        assert [e["type"] for e in hits] == ["slapped", "slapped"], hits
+    finally:
+        service.stop()
+        store.close()
