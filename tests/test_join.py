@@ -128,3 +128,11 @@ def test_screen_shows_qr_address_and_how_to_get_the_pin(app: Flask, monkeypatch:
                         environ_base={"REMOTE_ADDR": "10.11.12.99"}).get_data(as_text=True)
     assert PIN_ASK in html and TEST_PIN not in html
     assert re.search(r'id="join-url"[^>]*>http://10\.11\.12\.13:8080/</strong>', html)
+
+
+def test_an_ip_address_is_preferred_to_a_local_name(app: Flask, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The tablet opened tablepi.local, but many Android phones cannot resolve .local names.
+    monkeypatch.setattr(serve, "lan_address", lambda: "10.11.12.13")
+    info = app.test_client().get("/api/join", base_url="http://tablepi.local:8080").get_json()
+    assert info["url"] == "http://10.11.12.13:8080/"
+    assert "http://tablepi.local:8080/" in info["urls"]

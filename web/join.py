@@ -35,20 +35,43 @@ def _is_loopback(host: str) -> bool:
         return host.endswith(".localhost")
 
 
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return True
+
+
+def _host_of(url_or_host: str) -> str:
+    """``http://10.0.0.5:8080/`` or ``10.0.0.5:8080`` or ``[::1]:80`` -> the host part."""
+    netloc = url_or_host.split("//", 1)[-1].split("/", 1)[0]
+    if netloc.startswith("["):
+        return netloc.split("]", 1)[0] + "]"
+    return netloc.rsplit(":", 1)[0]
+
+
 def join_urls() -> list[str]:
-    """Addresses for phones, best first (needs a request: uses the address the page was opened under)."""
-    hostname = request.host.rsplit(":", 1)[0] if not request.host.endswith("]") else request.host
+    """Addresses for phones, best first (needs a request: uses the address the page was opened under).
+
+    An IP address is preferred over a name: many Android phones do not resolve
+    ``.local`` names, and a phone that has never seen the Pi knows no other.
+    """
+    opened = request.host_url
+    opened_host = _host_of(request.host)
     port = int(request.environ.get("SERVER_PORT") or 80)
     urls: list[str] = []
-    if not _is_loopback(hostname):
-        urls.append(request.host_url)
+    if _is_ip(opened_host) and not _is_loopback(opened_host):
+        urls.append(opened)  # the tablet reached the table under this address: phones on its Wi-Fi can too
     config = current_app.config.get("TABLETOP_CONFIG")
     bind = getattr(config, "server_host", "0.0.0.0")
     for url in phone_urls(bind, port):
-        if url not in urls and not _is_loopback(url.split("//", 1)[1].rsplit(":", 1)[0]):
+        if url not in urls and not _is_loopback(_host_of(url)):
             urls.append(url)
+    if not _is_loopback(opened_host) and opened not in urls:
+        urls.append(opened)  # a name the tablet resolved (hostname.local): last, as a fallback
     if not urls:  # bound to loopback only: phones cannot reach this table
-        urls.append(request.host_url)
+        urls.append(opened)
     return urls
 
 
