@@ -535,3 +535,15 @@ def test_game_blueprints_are_registered_automatically(tmp_path: Path, table_serv
     assert app.test_client().get("/api/games/demo/hello").get_json() == {"hello": "demo"}
     monkeypatch.delitem(__import__("sys").modules, "web.games.demo", raising=False)
     monkeypatch.delitem(__import__("sys").modules, "web.games.notes", raising=False)
+
+
+def test_without_a_service_the_app_runs_its_own_with_simulated_pads(tmp_path: Path) -> None:
+    app = create_app({"TESTING": True, "DATA_DIR": tmp_path / "own"})
+    ctx = table_context(app)
+    try:
+        assert ctx.owns_service
+        assert app.test_client().get("/api/health").get_json()["pads"]["source"] == "sim"
+        assert (tmp_path / "own" / "tabletop.sqlite3").exists()
+    finally:
+        ctx.service.stop()
+        ctx.service.store.close()

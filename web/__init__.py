@@ -8,6 +8,7 @@ public methods; it never touches hardware.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import secrets
@@ -79,6 +80,12 @@ def _build_default_service(config: "Config", data_dir: Path) -> "TableService":
     store = EventStore(data_dir / "tabletop.sqlite3")
     service = TableService(store, SimulatedPads(pad_count=config.pads_count), config)
     service.start()
+
+    def _close() -> None:
+        service.stop()
+        store.close()
+
+    atexit.register(_close)
     return service
 
 
