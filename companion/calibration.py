@@ -411,7 +411,7 @@ class Calibrator:
             "at_us": frame.get("at_us"),
             "levels": frame.get("levels", [0] * pads) if fresh else [0] * pads,
             "peaks": frame.get("peaks", [0] * pads) if fresh else [0] * pads,
-            "last_peaks": last,
+            "last_peaks": (last + [None] * pads)[:pads],
             "error": self._error,
             "check": self.check_status(),
         }
@@ -467,6 +467,8 @@ class Calibrator:
         with self._lock:
             self._frame = dict(frame)
             self._frame_seen = time.monotonic()
+            if len(peaks) != len(self._last.peaks):  # a box with another pad count said HELLO
+                self._last = LastPeaks(len(peaks))
             self._last.feed(peaks, int(frame.get("at_us") or 0))
             if self._check is not None:
                 frames = getattr(self._check, self._check.phase)
