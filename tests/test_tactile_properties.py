@@ -8,6 +8,9 @@ decks make the edges (empty piles, reshuffles, automatic resets) common.
 
 from __future__ import annotations
 
+import random
+from typing import Any
+
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -84,3 +87,51 @@ def test_refused_commands_never_change_the_state() -> None:
         with pytest.raises(CompanionError):
             table.game.decide(Command(name, args))
         assert table.game.view() == before
+
+
+def _distance_after(table: Table, action: Any) -> int:
+    """How far the moved disc would be from its nearest open score tile (lower is better)."""
+    state = table.game.state
+    disc = state.discs[action.disc]
+    return min(abs(action.to[0] - t[0]) + abs(action.to[1] - t[1]) for t in state.open_score_tiles(disc))
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_eager_players_play_a_whole_game_to_its_victory(players: int) -> None:
+    """Players who head for their score tiles (with random detours) finish a game; the winners really won."""
+    rng = random.Random(players)
+    table = Table(players, {"deck_size": 40}, seed=players)
+    for _ in range(3000):
+        state = table.game.state
+        if state.phase == "over":
+            break
+        if state.market.pending():
+            slot = state.market.pending()[0]
+            if state.market.slots[slot - 1] == PENDING_KNOWN:
+                table.do("enter_card", {"slot": slot, "card": rng.choice(sorted(state.market.known))})
+            else:
+                table.do("enter_card", {"slot": slot, "colour": rng.choice(COLOURS), "type": rng.choice(CARD_TYPES), "cost": {rng.choice(COLOURS): 1}})
+            continue
+        legal = list(table.game.legal_actions())
+        moves = [a for a in legal if a.kind in ("move", "card_move")]
+        if moves and rng.random() < 0.8:
+            action = min(moves, key=lambda a: (_distance_after(table, a), rng.random()))
+        else:
+            action = rng.choice(legal)
+        table.do(*action.command())
+        check_invariants(table, f"{players} players")
+    outcome = table.game.outcome()
+    assert outcome is not None, "the game did not end"
+    state = table.game.state
+    scored = {pid: sum(1 for d in state.discs_of(pid) if d.scored_on) for pid in state.order}
+    if players == 4:
+        ally = state.allies[outcome["winners"][0]]
+        assert sorted(outcome["winners"]) == sorted([outcome["winners"][0], ally])
+        assert sum(scored[p] for p in outcome["winners"]) == 3
+    else:
+        (winner,) = outcome["winners"]
+        assert scored[winner] == 2
+        if players == 3:
+            assert len({d.scored_on for d in state.discs_of(winner)}) == 2, "Brawl: one disc on each score tile"
+    with pytest.raises(CompanionError, match="the game is over"):
+        table.do("end_turn")
