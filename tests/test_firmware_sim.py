@@ -30,7 +30,9 @@ pytestmark = pytest.mark.firmware
 TOUCH_THRESHOLD = 60
 #: The issue's budget for one scan of 8 pads at 16 MHz.
 SCAN_BUDGET_US = 200
-WAVEFORM_SCENARIOS = ["clean_slap", "light_touch", "long_ringing", "crosstalk", "two_players", "hum_noise", "silence"]
+WAVEFORM_SCENARIOS = [
+    "clean_slap", "light_touch", "long_ringing", "crosstalk", "two_players", "eight_players", "hum_noise", "silence",
+]
 
 
 @pytest.fixture(scope="session")

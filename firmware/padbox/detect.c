@@ -100,14 +100,43 @@ static void decay_env(detect_pad_state_t *s, uint32_t t_us) {
 
 uint16_t detect_trigger_level(const detect_t *d, uint8_t pad, uint32_t t_us) {
     const detect_pad_state_t *s = &d->st[pad];
-    uint16_t thr = d->thr[pad];
+    (void)t_us;
     if (s->state == DETECT_SCAN || s->state == DETECT_PENDING) return 0xFFFFu;
-    if (s->state == DETECT_REARM) {
-        if (s->masked && since(t_us, s->onset_us) < (int32_t)d->pad[pad].mask_us) return 0xFFFFu;
-        uint16_t level = s->env + (s->env >> 1);
-        if (level > thr) return level;
+    if (s->state == DETECT_REARM) return s->level; /* as of the latest envelope block */
+    return d->thr[pad];
+}
+
+/* Once per envelope block (1 ms) and at the end of the mask, not per sample:
+ * fold the block's maximum into the envelope (ringing, which only decays, is
+ * followed, while a new rise is judged against what came before it, not
+ * against itself), decay it, and work out the level a new contact needs.
+ * A pad quiet again goes back to IDLE and its fast path; the contact's
+ * onset and peak stay for the neighbours' crosstalk decisions. */
+static void rearm_block(const detect_pad_config_t *cfg, detect_pad_state_t *s, uint32_t t_us, uint16_t thr) {
+    decay_env(s, t_us);
+    if (s->blk_max > s->env) s->env = s->blk_max;
+    s->blk_max = 0;
+    uint32_t next = t_us + DETECT_ENV_BLOCK_US;
+    uint8_t masked = 0;
+    if (s->masked) {
+        uint32_t mask_end = s->onset_us + cfg->mask_us;
+        if (since(t_us, mask_end) < 0) {
+            masked = 1;
+            if (since(next, mask_end) > 0) next = mask_end; /* exactly at the mask's end */
+        } else {
+            s->masked = 0;
+        }
     }
-    return thr;
+    s->blk_end_us = next;
+    uint16_t level = s->env + (s->env >> 1);
+    if (masked) {
+        s->level = 0xFFFFu;
+    } else if (level < thr) {
+        s->level = thr;
+        s->state = DETECT_IDLE;
+    } else {
+        s->level = level;
+    }
 }
 
 static void start_contact(detect_pad_state_t *s, uint16_t value, uint32_t t_us, uint16_t thr) {
@@ -144,14 +173,16 @@ void detect_sample_slow(detect_t *d, uint8_t pad, uint16_t value, uint32_t t_us)
                 s->seg_armed = 0;
             }
         }
-        if (value > s->seg_peak) s->seg_peak = value;
         if (value > s->peak) s->peak = value;
-        if (s->seg_before != 0 &&
-            (uint32_t)s->seg_before * 100u < (uint32_t)s->seg_peak * cfg->xtalk) {
-            /* Everything before the re-rise is crosstalk-sized next to it. */
-            s->onset = s->seg;
-            s->onset_us = s->seg.t_us;
-            s->seg_before = 0;
+        if (value > s->seg_peak) {
+            s->seg_peak = value;
+            if (s->seg_before != 0 &&
+                (uint32_t)s->seg_before * 100u < (uint32_t)s->seg_peak * cfg->xtalk) {
+                /* Everything before the re-rise is crosstalk-sized next to it. */
+                s->onset = s->seg;
+                s->onset_us = s->seg.t_us;
+                s->seg_before = 0;
+            }
         }
         if (since(t_us, s->onset_us) >= (int32_t)cfg->scan_us) {
             s->onset_us = crossing_time(&s->onset);
@@ -161,26 +192,18 @@ void detect_sample_slow(detect_t *d, uint8_t pad, uint16_t value, uint32_t t_us)
     case DETECT_PENDING:
         break;
     case DETECT_REARM:
-        decay_env(s, t_us);
-        /* The envelope takes in each block's maximum only when the block is
-         * over: ringing (which only decays) is followed, while a new rise
-         * is judged against what came before it, not against itself. */
         if (since(t_us, s->blk_end_us) >= 0) {
-            if (s->blk_max > s->env) s->env = s->blk_max;
-            s->blk_max = 0;
-            s->blk_end_us = t_us + DETECT_ENV_BLOCK_US;
+            rearm_block(cfg, s, t_us, thr);
+            if (s->state == DETECT_IDLE) {
+                if (value >= thr) start_contact(s, value, t_us, thr);
+                break;
+            }
         }
-        if (value >= thr && value >= detect_trigger_level(d, pad, t_us)) {
+        if (value >= s->level) { /* level >= thr always */
             start_contact(s, value, t_us, thr);
             break;
         }
         if (value > s->blk_max) s->blk_max = value;
-        /* Quiet again (mask over, envelope and this block below the
-         * threshold): back to IDLE and its fast path. The contact's onset
-         * and peak stay for the neighbours' crosstalk decisions. */
-        if ((uint32_t)s->env * 3u < (uint32_t)thr * 2u && (uint32_t)s->blk_max * 3u < (uint32_t)thr * 2u &&
-            !(s->masked && since(t_us, s->onset_us) < (int32_t)cfg->mask_us))
-            s->state = DETECT_IDLE;
         break;
     default:
         if (value >= thr) start_contact(s, value, t_us, thr);
@@ -230,7 +253,8 @@ uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, detect_h
     s->state = DETECT_REARM;
     s->env = s->peak;
     s->blk_max = 0;
-    s->blk_end_us = now_us + DETECT_ENV_BLOCK_US;
+    s->level = 0xFFFFu;
+    s->blk_end_us = now_us; /* the next sample works out the level */
     s->step_at_us = s->onset_us + DETECT_DECAY_HALFLIFE_US / DECAY_STEPS_PER_HALFLIFE;
     s->masked = !drop;
     if (drop) {
@@ -248,7 +272,9 @@ uint8_t detect_poll(detect_t *d, uint32_t now_us, detect_hit_t *out, uint8_t max
     uint8_t n = 0;
     for (uint8_t i = 0; i < d->npads; i++) {
         detect_hit_t h;
-        if (!detect_poll_pad(d, i, now_us, &h)) continue;
+        /* The slow path: it also ends scans of pads no longer sampled. */
+        if (d->st[i].state != DETECT_SCAN && d->st[i].state != DETECT_PENDING) continue;
+        if (!detect_poll_pad_slow(d, i, now_us, &h)) continue;
         if (n >= max) continue; /* caller's buffer full: the contact is lost, never garbled */
         /* Insertion sort by onset: at most 8 entries. */
         uint8_t pos = n;

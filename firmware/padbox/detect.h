@@ -51,10 +51,10 @@ extern "C" {
 
 /* Defaults (the protocol's suggested values, firmware/PROTOCOL.md), in ADC
  * counts (0..1023, 4.9 mV a count at the 5 V reference) and microseconds.
- * At the firmware's scan period for 8 pads (about 141 us on a quiet table,
+ * At the firmware's scan period for 8 pads (about 134 us on a quiet table,
  * measured in simavr and reported in HELLO) the times are, in samples of one
- * pad: scan 2000 us = 14, mask 30000 us = 213, crosstalk window 5000 us = 35,
- * envelope half-life 10000 us = 71. */
+ * pad: scan 2000 us = 15, mask 30000 us = 224, crosstalk window 5000 us = 37,
+ * envelope half-life 10000 us = 75. */
 #define DETECT_DEFAULT_SLAP 200u       /* ~980 mV: a deliberate slap */
 #define DETECT_DEFAULT_TOUCH 60u       /* ~290 mV: well above hum and noise */
 #define DETECT_DEFAULT_SCAN_US 2000u   /* a hand slap peaks 0.5..1.5 ms after contact */
@@ -113,6 +113,7 @@ typedef struct {
     uint16_t seg_before;     /* peak before that re-rise */
     uint16_t seg_peak;       /* peak since that re-rise */
     uint16_t env;            /* decaying envelope after a contact */
+    uint16_t level;          /* what a new contact needs (REARM), per block */
     uint16_t blk_max;        /* largest sample in the current envelope block */
     uint32_t blk_end_us;     /* when that block ends */
     uint32_t step_at_us;     /* next decay step of env */
@@ -178,8 +179,9 @@ uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, detect_h
 
 static inline uint8_t detect_poll_pad(detect_t *d, uint8_t pad, uint32_t now_us, detect_hit_t *out) {
     if (pad >= d->npads) return 0;
-    uint8_t state = d->st[pad].state;
-    if (state != DETECT_SCAN && state != DETECT_PENDING) return 0; /* the common case */
+    /* Only a contact whose scan is over can be decided; detect_sample ends
+     * the scan of a pad that is being sampled, as the firmware's always are. */
+    if (d->st[pad].state != DETECT_PENDING) return 0; /* the common case */
     return detect_poll_pad_slow(d, pad, now_us, out);
 }
 
