@@ -4,6 +4,7 @@ Discs never share a non-home tile; resources are conserved between players
 and stockpile; cards are conserved; every listed action is accepted; and a
 replay of the log (a restart) rebuilds the same state. Small stockpiles and
 decks make the edges (empty piles, reshuffles, automatic resets) common.
+Eager random players also play whole games to a real victory in each mode.
 """
 
 from __future__ import annotations

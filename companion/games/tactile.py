@@ -253,6 +253,8 @@ class TacTile(Game):
         from_known = market.slots[slot - 1] == PENDING_KNOWN
         if "card" in args:
             card_id = args["card"]
+            if isinstance(card_id, bool) or not isinstance(card_id, int):
+                raise InputError(f"'card' must be a card id (a whole number), got {card_id!r}")
             if not from_known:
                 raise InputError("'card' (an id) is only for cards coming back from the reshuffled deck; enter colour, type and cost")
             if card_id not in market.known:
