@@ -31,7 +31,8 @@ TOUCH_THRESHOLD = 60
 #: The issue's budget for one scan of 8 pads at 16 MHz.
 SCAN_BUDGET_US = 200
 WAVEFORM_SCENARIOS = [
-    "clean_slap", "light_touch", "long_ringing", "crosstalk", "two_players", "eight_players", "hum_noise", "silence",
+    "clean_slap", "light_touch", "long_ringing", "crosstalk", "two_players", "eight_players", "hum_noise", "glitches",
+    "silence",
 ]
 
 

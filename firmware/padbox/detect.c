@@ -43,6 +43,7 @@ void detect_init(detect_t *d, uint8_t npads) {
     d->npads = npads;
     for (uint8_t i = 0; i < DETECT_MAX_PADS; i++) detect_default_config(&d->pad[i]);
     d->dropped_xtalk = 0;
+    d->dropped_glitch = 0;
     detect_settings_changed(d);
     detect_reset_state(d);
 }
@@ -143,6 +144,7 @@ static void start_contact(detect_pad_state_t *s, uint16_t value, uint32_t t_us, 
     crossing_at(&s->onset, s, value, t_us, thr, MAX_BACK_SAMPLES);
     s->onset_us = t_us;
     s->peak = value;
+    s->above = 1;
     s->seg_before = 0;
     s->seg_peak = 0;
     s->falling = 0;
@@ -174,6 +176,7 @@ void detect_sample_slow(detect_t *d, uint8_t pad, uint16_t value, uint32_t t_us)
             }
         }
         if (value > s->peak) s->peak = value;
+        if (value >= thr && s->above < 255) s->above++;
         if (value > s->seg_peak) {
             s->seg_peak = value;
             if (s->seg_before != 0 &&
@@ -223,7 +226,7 @@ static uint8_t is_crosstalk(const detect_t *d, uint8_t pad) {
     for (uint8_t j = 0; j < d->npads; j++) {
         if (j == pad) continue;
         const detect_pad_state_t *o = &d->st[j];
-        if (o->peak == 0) continue; /* no contact since reset */
+        if (o->peak == 0 || o->above < DETECT_MIN_SAMPLES) continue; /* no contact, or a glitch */
         int32_t gap = since(s->onset_us, o->onset_us);
         if (gap < 0) gap = -gap;
         if (gap > (int32_t)cfg->xwin_us) continue;
@@ -247,6 +250,12 @@ uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, detect_h
     int32_t wait = (int32_t)(cfg->xtalk ? cfg->xwin_us : 0) + (int32_t)d->max_scan_us;
     if (since(now_us, s->onset_us) < wait) return 0;
 
+    if (s->above < DETECT_MIN_SAMPLES) {
+        /* A glitch: no contact, no ringing to wait out. */
+        s->state = DETECT_IDLE;
+        d->dropped_glitch++;
+        return 0;
+    }
     /* Deciding one pad leaves the onset and peak every other pad's decision
      * needs in place, so the order pads are decided in never matters. */
     uint8_t drop = is_crosstalk(d, pad);

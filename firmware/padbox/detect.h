@@ -17,6 +17,9 @@
  *      xtalk % of the new part), the earlier part was crosstalk from a
  *      neighbour and the onset moves to the new rise: a player who slaps
  *      0.5 ms after a loud neighbour keeps their own onset.
+ *      A contact with fewer than DETECT_MIN_SAMPLES samples at or above the
+ *      threshold is an electrical glitch: dropped, and it counts for no
+ *      neighbour's crosstalk decision either.
  *   3. The contact then waits until xwin_us (plus the longest scan of any
  *      pad) after its onset, so that every pad whose onset lies within the
  *      crosstalk window has finished its own scan. It is dropped as
@@ -63,6 +66,10 @@ extern "C" {
 #define DETECT_DEFAULT_XWIN_US 5000ul  /* table vibration arrives well within 1 ms */
 /* Not settable: how fast the retrigger envelope decays after a contact. */
 #define DETECT_DECAY_HALFLIFE_US 10000u
+/* Not settable: a contact needs this many samples at or above its threshold;
+ * fewer is an electrical glitch (static, a motor starting), never a hit.
+ * A hand's contact lasts a millisecond or more: 5 samples and up. */
+#define DETECT_MIN_SAMPLES 3u
 /* Not settable: the envelope follows the signal in blocks of this length. */
 #define DETECT_ENV_BLOCK_US 1000u
 
@@ -109,6 +116,7 @@ typedef struct {
     detect_crossing_t onset; /* onset of the current or last contact */
     uint32_t onset_us;       /* onset time (interpolated once the scan ends) */
     uint16_t peak;           /* peak of the current or last contact */
+    uint8_t above;           /* its samples at or above the threshold (saturating) */
     detect_crossing_t seg;   /* latest re-rise inside the scan */
     uint16_t seg_before;     /* peak before that re-rise */
     uint16_t seg_peak;       /* peak since that re-rise */
@@ -127,6 +135,7 @@ typedef struct {
     uint16_t thr[DETECT_MAX_PADS]; /* start threshold of each pad (cached) */
     uint16_t max_scan_us;          /* longest scan of any pad (cached) */
     uint16_t dropped_xtalk;        /* contacts dropped as crosstalk since init */
+    uint16_t dropped_glitch;       /* contacts dropped as too short (glitches) */
 } detect_t;
 
 /** The factory settings of one pad. */

@@ -120,6 +120,21 @@ int scn_load(scenario_t *s, const char *path) {
                 else FAIL("unknown hit option (rise, ring, hz, tau)");
             }
             if (e->rise_us <= 0 || e->tau_us <= 0) FAIL("rise and tau must be positive");
+        } else if (strcmp(word, "spike") == 0) {
+            int pad;
+            unsigned t, width;
+            double mv;
+            if (sscanf(rest, "%d %u %lf %u", &pad, &t, &mv, &width) != 4)
+                FAIL("spike needs <pad> <t_us> <mv> <width_us>");
+            if (pad < 1 || pad > SCN_PADS) FAIL("pad must be 1..8");
+            scn_event_t *e = new_event(s);
+            if (!e) FAIL("too many events");
+            e->pad = (uint8_t)(pad - 1);
+            e->is_spike = 1;
+            e->t_us = t;
+            e->peak_mv = mv;
+            e->hold_us = width;
+            e->expect = SCN_EXPECT_NONE;
         } else if (strcmp(word, "button") == 0) {
             int pad;
             unsigned t, hold;
@@ -158,6 +173,7 @@ done:
 
 double scn_event_mv(const scn_event_t *e, double t_us) {
     if (e->is_button) return 0.0;
+    if (e->is_spike) return (t_us >= e->t_us && t_us < (double)e->t_us + e->hold_us) ? e->peak_mv : 0.0;
     double tt = t_us - (double)e->t_us;
     if (tt < 0) return 0.0;
     double width = 2.0 * e->rise_us;

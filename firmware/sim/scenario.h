@@ -18,6 +18,9 @@
  *        time constant tau us (default 5000). Negative voltages are clamped
  *        to 0 (the input protection) and everything to 5000 mV.
  *        expect: slap | touch | none (crosstalk or too faint: no hit).
+ *   spike <pad> <t_us> <mv> <width_us>
+ *        an electrical glitch: a rectangular pulse (static discharge, a
+ *        motor starting); never a contact, always expected to give no hit.
  *   button <pad> <t_us> <hold_us> <expect>
  *        a button pad pressed (pin low) at t_us for hold_us.
  *   send <t_us> <command body>       the host sends "<body>*CRC\n" at t_us
@@ -44,6 +47,7 @@ enum { SCN_EXPECT_NONE = 0, SCN_EXPECT_SLAP, SCN_EXPECT_TOUCH };
 typedef struct {
     uint8_t pad;      /* 0-based */
     uint8_t is_button;
+    uint8_t is_spike;
     uint8_t expect;
     uint32_t t_us;
     double peak_mv;

@@ -115,12 +115,15 @@ class Event:
     hz: float = 1500.0
     tau_us: float = 5000.0
     button: bool = False
+    spike: bool = False
     hold_us: int = 0
 
     def mv(self, t_us: float) -> float:
         """The noiseless voltage of this contact at t_us (as scenario.c)."""
         if self.button:
             return 0.0
+        if self.spike:
+            return self.peak_mv if self.t_us <= t_us < self.t_us + self.hold_us else 0.0
         tt = t_us - self.t_us
         if tt < 0:
             return 0.0
@@ -167,6 +170,8 @@ class Scenario:
                     key, value = opt.split("=")
                     setattr(ev, {"rise": "rise_us", "ring": "ring", "hz": "hz", "tau": "tau_us"}[key], float(value))
                 scn.events.append(ev)
+            elif word == "spike":
+                scn.events.append(Event(int(rest[0]), int(rest[1]), "none", peak_mv=float(rest[2]), spike=True, hold_us=int(rest[3])))
             elif word == "button":
                 scn.events.append(Event(int(rest[0]), int(rest[1]), rest[3], button=True, hold_us=int(rest[2])))
             elif word == "send":

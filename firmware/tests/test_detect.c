@@ -108,7 +108,8 @@ static void test_scenario(const char *path) {
         char name[300];
         snprintf(name, sizeof name, "%s%s", path, o ? " (clock wrapping)" : "");
         judge(name, &s, &d, &h, offsets[o]);
-        printf("%-60s %d hit(s), %u dropped as crosstalk\n", name, h.n, d.dropped_xtalk);
+        printf("%-60s %d hit(s), %u dropped as crosstalk, %u as glitches\n", name, h.n, d.dropped_xtalk,
+               d.dropped_glitch);
     }
 }
 
