@@ -426,7 +426,13 @@ class Calibrator:
             self._thread.start()
 
     def _sample(self) -> None:
-        """Keep the box streaming while wanted; read every new LVL line once."""
+        """Keep the box streaming while wanted; read every new LVL line once.
+
+        It polls ``latest_levels()`` every ``poll_s`` (10 ms against a line every
+        50 ms): only a thread starved for more than 40 ms can miss a line, and
+        then only that line's peaks are lost. (A per-line callback in
+        SerialPadBox would close even that gap.)
+        """
         source = self.source
         last_at = (source.latest_levels() or {}).get("at_us")
         asked = 0.0

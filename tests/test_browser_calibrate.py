@@ -17,10 +17,10 @@ from web import create_app
 
 try:
     from tests.browser import TEST_PIN, LiveServer, chromium, phone, start_live_server  # noqa: F401
-    from tests.test_calibration import make_service, stop_service
+    from tests.test_calibration import make_service, rung_down, stop_service
 except ImportError:  # pragma: no cover
     from browser import TEST_PIN, LiveServer, chromium, phone, start_live_server  # type: ignore[no-redef]  # noqa: F401
-    from test_calibration import make_service, stop_service  # type: ignore[no-redef]
+    from test_calibration import make_service, rung_down, stop_service  # type: ignore[no-redef]
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -107,13 +107,13 @@ def test_guided_check_in_the_browser(phone: Any, box_server: LiveServer, emu: Pa
         emu.strike(3, peak)
         emu.strike(4, peak // 4)
         expect()(page.locator("#check-progress")).to_have_attribute("data-slaps", str(n))
-        wait_until(lambda: box_server.service.calibration.levels()["levels"][2] <= 20, "pad 3 to ring down")
+        wait_until(lambda: rung_down(box_server.service.calibration.levels()), "pad 3 to ring down")
     page.click("#check-next")
     expect()(page.locator("#check-step")).to_have_text("Now touch pad 3 lightly, 3 times.")
     for n, peak in enumerate((100, 120, 90), start=1):
         emu.strike(3, peak)
         expect()(page.locator("#check-progress")).to_have_attribute("data-touches", str(n))
-        wait_until(lambda: box_server.service.calibration.levels()["levels"][2] <= 20, "pad 3 to ring down")
+        wait_until(lambda: rung_down(box_server.service.calibration.levels()), "pad 3 to ring down")
     page.click("#check-finish")
     expect()(page.locator("#check-suggestion")).to_have_text("Suggested: slap 290, touch 42.")
     expect()(page.locator('#check-xtalk li[data-pad="4"]')).to_contain_text("25%")
