@@ -6,11 +6,18 @@ table service judging a Taco Hat Cake Gift Pizza window from those hits.
 
 from __future__ import annotations
 
+import http.cookiejar
 import importlib.util
+import json
+import os
 import queue
+import re
+import signal
 import subprocess
 import sys
+import threading
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -128,7 +135,7 @@ def test_table_service_judges_taco_from_the_simulated_firmware(simulated_taco_bo
         for name, pad in (("Ann", 1), ("Bob", 2)):
             service.submit("add_player", {"name": name, "pad": pad})
         # An all-Taco deck: the first card is due at once; the window stays
-        # open long enough for the scripted slaps at 4 s of board time.
+        # open long enough for the scripted slaps at 6 s of board time.
         settings = {"deck": {"taco": 48}, "lead_in_ms": 0, "tempo_ms": 400, "timeout_ms": 15_000}
         service.submit("start_game", {"kind": "taco", "settings": settings})
         sub = service.subscribe()
@@ -153,3 +160,101 @@ def test_table_service_judges_taco_from_the_simulated_firmware(simulated_taco_bo
     finally:
         service.stop()
         store.close()
+
+
+class _Served:
+    """``tabletop serve`` as a subprocess, its stdout read on a thread for the address."""
+
+    URL = re.compile(r"http://127\.0\.0\.1:(\d+)/")
+
+    def __init__(self, *args: str) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "companion.cli", "serve", *args],
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        self.lines: list[str] = []
+        self.port = 0
+        self._found = threading.Event()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.append(line)
+            match = self.URL.search(line)
+            if match and not self.port:
+                self.port = int(match.group(1))
+                self._found.set()
+
+    def wait_ready(self, timeout: float) -> int:
+        assert self._found.wait(timeout), f"serve printed no address: {''.join(self.lines)}"
+        return self.port
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait()
+
+
+class _Client:
+    """A script's session with the table: cookie, CSRF token, PIN (docs/api.md)."""
+
+    def __init__(self, port: int, pin: str) -> None:
+        self.base = f"http://127.0.0.1:{port}"
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+        self.token = self.get("/api/session")["csrf_token"]
+        self.post("/api/pin", {"pin": pin})
+
+    def get(self, path: str) -> dict:
+        with self.opener.open(self.base + path, timeout=30) as response:
+            return json.loads(response.read())
+
+    def post(self, path: str, body: dict) -> dict:
+        request = urllib.request.Request(
+            self.base + path, data=json.dumps(body).encode(), method="POST",
+            headers={"Content-Type": "application/json", "X-CSRF-Token": self.token},
+        )
+        with self.opener.open(request, timeout=30) as response:
+            return json.loads(response.read())
+
+
+def test_tabletop_serve_judges_taco_from_the_simulated_firmware(simulated_taco_board, tmp_path: Path) -> None:
+    """`tabletop serve --pads serial --serial-port <pty>` with the simulated board:
+    players and a game set up over the real HTTP API, the verdict read back
+    from it: Bob first, Ann last by 80 ms, Ann takes the pile."""
+    port, _ = simulated_taco_board
+    config = tmp_path / "config.toml"
+    config.write_text('[server]\npin = "8642"\n[pads]\ncount = 8\n')
+    served = _Served(
+        "--host", "127.0.0.1", "--port", "0", "--data", str(tmp_path / "data"), "--config", str(config),
+        "--pads", "serial", "--serial-port", port, "--no-qr",
+    )
+    try:
+        client = _Client(served.wait_ready(60.0), "8642")
+        deadline = time.monotonic() + 60.0  # bounds a hang only
+        while not client.get("/api/health")["pads"].get("connected") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        health = client.get("/api/health")
+        assert health["pads"].get("connected"), health
+        for name, pad in (("Ann", 1), ("Bob", 2)):
+            client.post("/api/command", {"name": "add_player", "args": {"name": name, "pad": pad}})
+        settings = {"deck": {"taco": 48}, "lead_in_ms": 0, "tempo_ms": 400, "timeout_ms": 15_000}
+        client.post("/api/command", {"name": "start_game", "args": {"kind": "taco", "settings": settings}})
+        verdict = None
+        while verdict is None and time.monotonic() < deadline:
+            game = client.get("/api/state").get("game")
+            verdict = game and game["view"]["verdict"]
+            if verdict is None:
+                time.sleep(0.2)
+        assert verdict is not None, "no verdict from the served table"
+        order = verdict["order"]
+        assert [e["player"] for e in order] == [2, 1], order
+        assert verdict["taker"] == 1
+        assert abs(order[1]["margin_ms"] - 80.0) <= 0.5, order
+    finally:
+        assert served.stop() == 0, "".join(served.lines)
