@@ -102,9 +102,11 @@ class LiveServer:
         return f"http://127.0.0.1:{self.port}"
 
     def stop(self) -> None:
-        """End open streams, drain waitress' threads, close every socket, join the loop."""
+        """End open streams, drain waitress' threads, close every socket, join the loop (once)."""
         from waitress import wasyncore
 
+        if not self.thread.is_alive():
+            return
         table_context(self.app).stopping.set()
         self.server.task_dispatcher.shutdown(timeout=10)
         # Close every channel from inside the loop thread, so the loop ends cleanly.
@@ -112,14 +114,14 @@ class LiveServer:
         self.thread.join(timeout=10)
 
 
-def start_live_server(app: Flask, service: TableService, threads: int = 32) -> LiveServer:
-    """Serve ``app`` under waitress on 127.0.0.1 (a free port) in a thread."""
+def start_live_server(app: Flask, service: TableService, threads: int = 32, port: int = 0) -> LiveServer:
+    """Serve ``app`` under waitress on 127.0.0.1 (``port``, default a free one) in a thread."""
     from waitress.server import create_server
 
     server = create_server(
         app,
         host="127.0.0.1",
-        port=0,
+        port=port,
         threads=threads,
         channel_request_lookahead=1,
         asyncore_use_poll=True,

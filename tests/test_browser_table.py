@@ -101,3 +101,31 @@ def test_phone_viewport_has_no_horizontal_scroll(phone: Any, live_server: LiveSe
         page.goto(live_server.url + path)
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= 390, (path, width)
+
+
+def test_a_phone_that_lost_the_server_resumes_with_what_it_missed(phone: Any, live_server: LiveServer) -> None:
+    from web import table_context
+
+    try:
+        from tests.browser import start_live_server
+    except ImportError:  # pragma: no cover
+        from browser import start_live_server  # type: ignore[no-redef]
+
+    screen = phone.new_page()
+    screen.goto(live_server.url + "/screen")
+    expect()(screen.locator("#conn")).to_have_text("live")
+    live_server.service.source.inject(1)
+    expect()(screen.locator("#last-hit")).to_have_text(re.compile(r"Pad 1 "))
+
+    port = live_server.port
+    live_server.stop()  # the Wi-Fi drops, or the server restarts
+    expect()(screen.locator("#conn")).not_to_have_text("live")
+    live_server.service.source.inject(4)  # play goes on meanwhile
+
+    table_context(live_server.app).stopping.clear()
+    again = start_live_server(live_server.app, live_server.service, port=port)
+    try:
+        expect()(screen.locator("#conn")).to_have_text("live", timeout=30_000)
+        expect()(screen.locator("#last-hit")).to_have_text(re.compile(r"Pad 4 "))
+    finally:
+        again.stop()
