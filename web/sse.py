@@ -128,21 +128,25 @@ class EventStream:
 
     # ------------------------------------------------------------------
     def _backlog(self, last: int, upto: int | None) -> Iterator[str]:
-        """Stored events after ``last`` (and at most ``upto``), in pages; updates ``self._last``."""
+        """Stored events after ``last`` (and at most ``upto``), one chunk per page; updates ``self._last``."""
         while True:
             events = self.service.events_after(last, limit=self.page)
+            parts: list[str] = []
+            done = len(events) < self.page
             for event in events:
                 seq = int(event["seq"])
                 if upto is not None and seq > upto:
-                    self._last = last
-                    return
+                    done = True
+                    break
                 if seq <= last:  # defensive: never send an event twice
                     continue
-                yield log_message(event)
+                parts.append(log_message(event))
                 last = seq
-            if len(events) < self.page:
-                break
-        self._last = last
+            self._last = last
+            if parts:
+                yield "".join(parts)  # one socket write per page, not per event
+            if done:
+                return
 
     def _generate(self) -> Iterator[str | bytes]:
         subscription = self.service.subscribe()
