@@ -177,6 +177,25 @@ def test_settings_survive_a_reset_only_after_save(firmware, tmp_path: Path) -> N
     assert cfg[3]["slap"] == 321 and cfg[5]["xwin"] == 7000 and cfg[1]["slap"] == 200
 
 
+def test_a_corrupt_eeprom_means_factory_settings(firmware, tmp_path: Path) -> None:
+    """Settings saved, then one EEPROM byte flipped: the checksum fails and the
+    box starts with factory settings rather than half-believed ones."""
+    eeprom = tmp_path / "eeprom.bin"
+    save = tmp_path / "save.scn"
+    save.write_text("duration_us 80000\nsend 20000 SET 4 touch 99\nsend 30000 SAVE\n")
+    decode(simtools.run(firmware, save, tmp_path, eeprom=eeprom).uart)
+    check = tmp_path / "check.scn"
+    check.write_text("duration_us 80000\nsend 20000 CFG\n")
+    events = decode(simtools.run(firmware, check, tmp_path, eeprom=eeprom).uart)
+    assert {e.pad: e.settings for e in events if isinstance(e, p.PadConfig)}[4]["touch"] == 99
+    raw = bytearray(eeprom.read_bytes())
+    raw[4 + 16 * 3 + 2] ^= 0x01  # pad 4's touch threshold, low byte
+    eeprom.write_bytes(bytes(raw))
+    events = decode(simtools.run(firmware, check, tmp_path, eeprom=eeprom).uart)
+    cfg = {e.pad: e.settings for e in events if isinstance(e, p.PadConfig)}
+    assert cfg[4]["touch"] == 60 and all(c["slap"] == 200 for c in cfg.values())
+
+
 def test_button_box_gives_one_hit_per_bouncing_press(firmware, tmp_path: Path) -> None:
     """Jumper D12 to GND: button pads on D2..D9 by pin-change interrupt; each
     press bounces down and up and still gives one slap, stamped at its first edge."""

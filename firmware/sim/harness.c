@@ -22,6 +22,10 @@
  * before the run and written back after it, so settings saved in one run
  * are there at the next "power-up".
  *
+ * Debugging aids (environment): HARNESS_PROFILE=file writes how many
+ * instructions ran at each flash address; HARNESS_DUMP=1 prints the UART
+ * and Timer1 registers at the end.
+ *
  * --pty: the board's UART becomes a pseudo-terminal. The harness prints
  * "PTY <path>" on stdout, waits until a program opens it (like a real
  * Nano, which resets when its port is opened), then runs in real time,
