@@ -144,10 +144,11 @@ static uint8_t btn_pressed_once;
 
 /* ------------------------------------------------------------- sending */
 
-/* HIT and HB lines are built a field at a time, one step per scan, so a
- * line never stalls sampling for more than a few tens of microseconds. Other
- * lines (replies, HELLO, LVL) are rare and built at once, after finishing
- * any line in progress so sequence numbers stay in order. */
+/* HIT and HB lines, and the reply to CFG, are built a few fields at a time,
+ * one step per scan, so a line never stalls sampling for more than a few
+ * tens of microseconds. Other lines (short replies, HELLO, LVL) are rare
+ * and built at once, after finishing any line in progress so sequence
+ * numbers stay in order. */
 enum { REC_HIT = 1, REC_HB };
 typedef struct {
     uint8_t kind;
@@ -159,7 +160,9 @@ typedef struct {
 static rec_t recq[8];
 static uint8_t rec_head, rec_tail;
 static proto_line_t fmt;
-static uint8_t fmt_step; /* 0: idle */
+static uint8_t fmt_step;         /* 0: idle */
+static uint8_t fmt_cfg;          /* the line in fmt belongs to the CFG reply */
+static uint8_t cfg_next = 0xFF;  /* CFG reply: next pad (0-based), npads: "OK CFG", 0xFF: none */
 
 static void send_line(proto_line_t *l);
 static void begin(proto_line_t *l, const char *type);
@@ -168,18 +171,64 @@ static void begin(proto_line_t *l, const char *type);
  * 2 KB of RAM has no room for that. Only the main loop builds lines. */
 static proto_line_t imm;
 
+enum { STEP_CFG_LIMITS = 5, STEP_CFG_TIMES, STEP_CFG_XTALK, STEP_SEND = 9 };
+
+/* The CFG reply: one line per pad, then OK CFG. */
+static void cfg_step(void) {
+    const detect_pad_config_t *c = &det.pad[cfg_next < npads ? cfg_next : 0];
+    switch (fmt_step) {
+    case STEP_CFG_LIMITS:
+        proto_add_u32(&fmt, c->slap);
+        proto_add_u32(&fmt, c->touch);
+        fmt_step = STEP_CFG_TIMES;
+        break;
+    case STEP_CFG_TIMES:
+        proto_add_u32(&fmt, c->scan_us);
+        proto_add_u32(&fmt, c->mask_us);
+        fmt_step = STEP_CFG_XTALK;
+        break;
+    case STEP_CFG_XTALK:
+        proto_add_u32(&fmt, c->xtalk);
+        proto_add_u32(&fmt, c->xwin_us);
+        fmt_step = STEP_SEND;
+        break;
+    default:
+        send_line(&fmt);
+        fmt_step = 0;
+        cfg_next = cfg_next >= npads ? 0xFF : (uint8_t)(cfg_next + 1);
+        break;
+    }
+}
+
 static void outbox_step(void) {
     if (fmt_step == 0) {
-        if (rec_head == rec_tail) return;
-        begin(&fmt, recq[rec_tail].kind == REC_HIT ? "HIT" : "HB");
-        fmt_step = 1;
+        if (rec_head != rec_tail) {
+            begin(&fmt, recq[rec_tail].kind == REC_HIT ? "HIT" : "HB");
+            fmt_cfg = 0;
+            fmt_step = 1;
+        } else if (cfg_next != 0xFF) {
+            fmt_cfg = 1;
+            if (cfg_next >= npads) {
+                begin(&fmt, "OK");
+                proto_add_str(&fmt, "CFG");
+                fmt_step = STEP_SEND;
+            } else {
+                begin(&fmt, "CFG");
+                proto_add_u32(&fmt, (uint32_t)cfg_next + 1u);
+                fmt_step = STEP_CFG_LIMITS;
+            }
+        }
+        return;
+    }
+    if (fmt_cfg) {
+        cfg_step();
         return;
     }
     const rec_t *r = &recq[rec_tail];
     switch (fmt_step) {
     case 1:
         proto_add_u32(&fmt, r->t_us);
-        fmt_step = r->kind == REC_HIT ? 2 : 4;
+        fmt_step = r->kind == REC_HIT ? 2 : STEP_SEND;
         break;
     case 2:
         proto_add_u32(&fmt, (uint32_t)r->pad + 1u);
@@ -188,7 +237,7 @@ static void outbox_step(void) {
         break;
     case 3:
         proto_add_u32(&fmt, r->peak);
-        fmt_step = 4;
+        fmt_step = STEP_SEND;
         break;
     default:
         send_line(&fmt);
@@ -199,7 +248,7 @@ static void outbox_step(void) {
 }
 
 static void outbox_flush(void) {
-    while (fmt_step || rec_head != rec_tail) outbox_step();
+    while (fmt_step || rec_head != rec_tail || cfg_next != 0xFF) outbox_step();
 }
 
 static void outbox_add(uint8_t kind, uint8_t pad, uint8_t slap, uint16_t peak, uint32_t t_us) {
@@ -254,20 +303,6 @@ static void send_lvl(void) {
     /* Levels are the one thing worth dropping when the link is busy; the
      * sequence number is used up anyway, so the host sees the gap. */
     if (tx_free() < PROTO_MAX_LINE) return;
-    send_line(&l);
-}
-
-static void send_cfg(uint8_t pad0) {
-    const detect_pad_config_t *c = &det.pad[pad0];
-    proto_line_t &l = imm;
-    begin(&l, "CFG");
-    proto_add_u32(&l, (uint32_t)pad0 + 1u);
-    proto_add_u32(&l, c->slap);
-    proto_add_u32(&l, c->touch);
-    proto_add_u32(&l, c->scan_us);
-    proto_add_u32(&l, c->mask_us);
-    proto_add_u32(&l, c->xtalk);
-    proto_add_u32(&l, c->xwin_us);
     send_line(&l);
 }
 
@@ -400,10 +435,7 @@ __attribute__((noinline)) static void handle_line(const char *line, uint8_t len)
     }
     switch (cmd.kind) {
     case PROTO_CMD_HELLO: send_hello(); break;
-    case PROTO_CMD_CFG:
-        for (uint8_t p = 0; p < npads; p++) send_cfg(p);
-        send_ok(&cmd);
-        break;
+    case PROTO_CMD_CFG: cfg_next = 0; break; /* built a step per scan (outbox) */
     case PROTO_CMD_SET:
         set_param(&cmd);
         detect_settings_changed(&det);
