@@ -443,6 +443,9 @@ __attribute__((noinline)) static void handle_line(const char *line, uint8_t len)
         break;
     case PROTO_CMD_SAVE: save_crc = image_crc(); save_pos = 0; break; /* answered when verified */
     case PROTO_CMD_STREAM:
+        /* Peaks count from now: nothing stale from an earlier stream. */
+        memset(lvl_peak, 0, sizeof lvl_peak);
+        memset(lvl_latest, 0, sizeof lvl_latest);
         streaming = (uint8_t)cmd.value;
         send_ok(&cmd);
         next_lvl = clock_us() + LVL_PERIOD_US;
