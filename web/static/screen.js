@@ -37,7 +37,7 @@
       var li = T.el("li", { "data-player": p.id });
       li.style.borderColor = p.colour;
       li.appendChild(T.el("span", { "class": "name" }, p.name));
-      li.appendChild(T.el("span", { "class": "pad" }, p.pad ? "pad " + p.pad : "no pad"));
+      li.appendChild(T.el("span", { "class": "seat-pad" }, p.pad ? "pad " + p.pad : "no pad"));
       if (last && last.player === p.id) { li.classList.add("hit"); }
       list.appendChild(li);
     });

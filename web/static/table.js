@@ -27,7 +27,7 @@
     var players = state.players || [];
     players.forEach(function (p, index) {
       var li = T.el("li", { "class": "player", "data-player": p.id });
-      var colour = T.el("input", { type: "color", value: p.colour || "#888888", "aria-label": "colour of " + p.name });
+      var colour = T.el("input", { type: "color", value: p.colour || "#888888", "aria-label": "colour of " + p.name, "class": "player-colour" });
       colour.addEventListener("change", function () { api.command("update_player", { player: p.id, colour: colour.value }); });
       var name = T.el("input", { value: p.name, maxlength: "24", "aria-label": "name", "class": "player-name" });
       name.addEventListener("change", function () {
@@ -38,13 +38,13 @@
       pad.addEventListener("change", function () {
         api.command("update_player", { player: p.id, pad: pad.value ? parseInt(pad.value, 10) : null });
       });
-      var up = T.el("button", { type: "button", "class": "icon", "aria-label": "move " + p.name + " up" }, "▲");
+      var up = T.el("button", { type: "button", "class": "icon move-up", "aria-label": "move " + p.name + " up" }, "▲");
       up.disabled = index === 0;
       up.addEventListener("click", function () { move(players, index, -1); });
-      var down = T.el("button", { type: "button", "class": "icon", "aria-label": "move " + p.name + " down" }, "▼");
+      var down = T.el("button", { type: "button", "class": "icon move-down", "aria-label": "move " + p.name + " down" }, "▼");
       down.disabled = index === players.length - 1;
       down.addEventListener("click", function () { move(players, index, 1); });
-      var remove = T.el("button", { type: "button", "class": "icon danger", "aria-label": "remove " + p.name }, "✕");
+      var remove = T.el("button", { type: "button", "class": "icon danger remove", "aria-label": "remove " + p.name }, "✕");
       remove.addEventListener("click", function () {
         if (window.confirm("Remove " + p.name + " from the table?")) { api.command("remove_player", { player: p.id }); }
       });
