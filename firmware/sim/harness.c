@@ -317,6 +317,7 @@ int main(int argc, char **argv) {
     double wall0 = 0;
     avr_cycle_count_t end_cycle = 0;
     double next_io_us = 0;
+    double next_pty_us = 0;
     for (;;) {
         if (profile && clock_started) profile[avr->pc / 2]++;
         {
@@ -362,12 +363,14 @@ int main(int argc, char **argv) {
             double ahead = t - (wall_us() - wall0);
             if (ahead > 2000) usleep((useconds_t)ahead);
         }
-        if (pty_fd >= 0) {
+        if (pty_fd >= 0 && t >= next_pty_us) {
+            /* The terminal every 100 us of simulated time: 2.5 bytes at 250000 baud. */
+            next_pty_us = t + 100.0;
             uint8_t buf[64];
             ssize_t n = read(pty_fd, buf, sizeof buf);
             for (ssize_t i = 0; i < n; i++) uart_input(buf[i]);
             if (avr->cycle >= end_cycle && !slave_open(pty_fd)) break;
-        } else if (avr->cycle >= end_cycle) {
+        } else if (pty_fd < 0 && avr->cycle >= end_cycle) {
             break;
         }
         if (stop) break;
