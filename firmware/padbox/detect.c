@@ -8,7 +8,6 @@
  */
 #include "detect.h"
 
-
 #include <string.h>
 
 /* The envelope decays in four steps per half-life, each multiplying by
@@ -159,7 +158,8 @@ void detect_sample_slow(detect_t *d, uint8_t pad, uint16_t value, uint32_t t_us)
     const detect_pad_config_t *cfg = &d->pad[pad];
 
     switch (s->state) {
-    case DETECT_SCAN:
+    case DETECT_SCAN: {
+        uint8_t seg_grew = 0;
         if (value <= s->prev_value) {
             s->falling = 1;
         } else {
@@ -173,25 +173,28 @@ void detect_sample_slow(detect_t *d, uint8_t pad, uint16_t value, uint32_t t_us)
                 s->seg_before = s->peak;
                 s->seg_peak = value;
                 s->seg_armed = 0;
+                seg_grew = 1;
             }
         }
         if (value > s->peak) s->peak = value;
         if (value >= thr && s->above < 255) s->above++;
         if (value > s->seg_peak) {
             s->seg_peak = value;
-            if (s->seg_before != 0 &&
-                (uint32_t)s->seg_before * 100u < (uint32_t)s->seg_peak * cfg->xtalk) {
-                /* Everything before the re-rise is crosstalk-sized next to it. */
-                s->onset = s->seg;
-                s->onset_us = s->seg.t_us;
-                s->seg_before = 0;
-            }
+            seg_grew = 1;
+        }
+        if (seg_grew && s->seg_before != 0 &&
+            (uint32_t)s->seg_before * 100u < (uint32_t)s->seg_peak * cfg->xtalk) {
+            /* Everything before the re-rise is crosstalk-sized next to it. */
+            s->onset = s->seg;
+            s->onset_us = s->seg.t_us;
+            s->seg_before = 0;
         }
         if (since(t_us, s->onset_us) >= (int32_t)cfg->scan_us) {
             s->onset_us = crossing_time(&s->onset);
             s->state = DETECT_PENDING;
         }
         break;
+    }
     case DETECT_PENDING:
         break;
     case DETECT_REARM:
