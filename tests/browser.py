@@ -110,7 +110,11 @@ class LiveServer:
         table_context(self.app).stopping.set()
         self.server.task_dispatcher.shutdown(timeout=10)
         # Close every channel from inside the loop thread, so the loop ends cleanly.
-        self.server.trigger.pull_trigger(lambda: wasyncore.close_all(self.server._map, ignore_all=True))
+        try:
+            self.server.trigger.pull_trigger(lambda: wasyncore.close_all(self.server._map, ignore_all=True))
+        except OSError:
+            # The trigger is already closed: the loop is ending on its own; close what is left.
+            wasyncore.close_all(self.server._map, ignore_all=True)
         self.thread.join(timeout=10)
 
 
