@@ -94,6 +94,10 @@ def test_table_page_pin_players_and_a_game(phone: Any, live_server: LiveServer) 
     page.click("#add-player button[type=submit]")
     expect()(page.locator(".toast").last).to_contain_text("Ann")
 
+    # Forgetting the phone: back to watching.
+    page.click("#logout")
+    expect()(page.locator("#pin-link")).to_be_visible()
+
 
 def test_phone_viewport_has_no_horizontal_scroll(phone: Any, live_server: LiveServer) -> None:
     page = phone.new_page()

@@ -195,6 +195,12 @@
     if (window.confirm("End the game?")) { api.command("end_game", {}).catch(function () {}); }
   });
   $("undo").addEventListener("click", function () { api.command("undo", {}).catch(function () {}); });
+  if ($("logout")) {
+    // Hand the phone to a guest: it goes back to watching until the PIN is entered again.
+    $("logout").addEventListener("click", function () {
+      api.post("/api/logout", {}).then(function () { window.location.reload(); }).catch(function () {});
+    });
+  }
 
   T.live(render);
 })();
