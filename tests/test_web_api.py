@@ -320,6 +320,23 @@ def test_non_json_bodies_are_refused(trusted: FlaskClient, table_service: TableS
     rejected(table_service, lambda: trusted.post("/api/command", json="add_player"), 400, "JSON object")
 
 
+@pytest.mark.parametrize(
+    "raw, fragment",
+    [
+        ('{"name": "add_player", "args": ' + "[" * 5000 + "]" * 5000 + "}", "nested too deeply"),
+        ('{"name": "add_player", "args": {"name": NaN}}', "NaN is not a JSON number"),
+        ('{"name": "add_player", "args": {"name": "A", "pad": Infinity}}', "Infinity is not a JSON number"),
+        ('{"name": "add_player", "args": {"name": "A", "pad": -Infinity}}', "Infinity is not a JSON number"),
+        ("null", "JSON null"),
+        ("", "not valid JSON"),
+        (b"\xff\xfe\x00".decode("latin-1"), "not valid JSON"),
+    ],
+)
+def test_hostile_json_is_refused(trusted: FlaskClient, table_service: TableService, raw: str, fragment: str) -> None:
+    # Deep nesting once escaped as a 500 (RecursionError); NaN would have reached the log and broken JSON.parse on phones.
+    rejected(table_service, lambda: trusted.post("/api/command", data=raw.encode("latin-1"), content_type="application/json"), 400, fragment)
+
+
 def test_oversized_bodies_are_refused(trusted: FlaskClient, table_service: TableService) -> None:
     big = {"name": "add_player", "args": {"name": "A" * (70 * 1024)}}
     rejected(table_service, lambda: trusted.post("/api/command", json=big), 413, "too large")

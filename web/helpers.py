@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import json
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from flask import current_app, jsonify, request
 from flask.typing import ResponseReturnValue
@@ -43,6 +44,14 @@ def error_response(status: int, message: str, headers: dict[str, str] | None = N
     return response
 
 
+class _NotJson(ValueError):
+    """NaN or Infinity in a body: Python's json reads them, JSON itself has no such values."""
+
+
+def _not_json(name: str) -> NoReturn:
+    raise _NotJson(f"{name} is not a JSON number; send a finite number")
+
+
 def json_object() -> dict[str, Any]:
     """The request body as a JSON object, or ApiError saying what is wrong with it."""
     if not request.is_json:
@@ -50,9 +59,18 @@ def json_object() -> dict[str, Any]:
             415,
             f"the body must be JSON sent with 'Content-Type: application/json', got {request.mimetype or 'no content type'!r}",
         )
-    data = request.get_json(silent=True)
+    try:
+        # Parsed here rather than by request.get_json: NaN and Infinity are not JSON (a browser's
+        # JSON.parse rejects them, so one stored in the log would break every phone's live stream),
+        # and a body nested thousands deep raises RecursionError, not ValueError.
+        data = json.loads(request.get_data(cache=True), parse_constant=_not_json)
+    except RecursionError:
+        raise ApiError(400, "the body is nested too deeply; send a flat object such as {\"name\": \"...\"}") from None
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError are both ValueErrors
+        detail = str(exc.args[0]) if isinstance(exc, _NotJson) else "send an object such as {\"name\": \"...\"}"
+        raise ApiError(400, f"the body is not valid JSON; {detail}") from None
     if data is None:
-        raise ApiError(400, "the body is not valid JSON; send an object such as {\"name\": \"...\"}")
+        raise ApiError(400, "the body is JSON null; send an object such as {\"name\": \"...\"}")
     if not isinstance(data, dict):
         raise ApiError(400, f"the body must be a JSON object, got {type(data).__name__}")
     return data
