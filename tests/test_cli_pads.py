@@ -158,9 +158,11 @@ def test_serial_pads_through_the_emulator_and_real_pyserial(tmp_path: Path) -> N
         )
         try:
             assert proc.stdout is not None
+            before_connected = []
             for line in proc.stdout:
                 if line.startswith("-- connected:"):
                     break
+                before_connected.append(line.strip())
             box.hit(3, "S", 1023)
             box.hit(1, "T", 300)
             lines = [LINE.match(proc.stdout.readline().strip()) for _ in range(2)]
@@ -172,3 +174,29 @@ def test_serial_pads_through_the_emulator_and_real_pyserial(tmp_path: Path) -> N
         ("3", "Cy", "slap", "1.00"),
         ("1", "", "touch", "0.29"),
     ]
+    # The header waits for HELLO: it shows the box's own pad count and resolution, not defaults.
+    assert before_connected[0].startswith("pads: serial pad box, waiting for its HELLO")
+    assert before_connected[-1] == (
+        f"pads: serial, 4 pads, resolution {box.resolution_us} us (firmware {box.firmware} on {box.path}). Ctrl-C quits."
+    )
+
+
+def test_serial_pads_gives_up_clearly_when_no_box_says_hello(tmp_path: Path) -> None:
+    import pty
+
+    (tmp_path / "config.toml").write_text("[pads.serial]\nhello_timeout_s = 0.3\n")
+    env = {**os.environ, "TABLETOP_CONFIG": str(tmp_path / "config.toml")}
+    master, slave = pty.openpty()  # a terminal nobody answers on: a box that never says HELLO
+    try:
+        port = os.ttyname(slave)
+        proc = subprocess.run(
+            [sys.executable, "-m", "companion.cli", "pads", "--pads", "serial", "--port", port, "--wait", "1"],
+            stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env, timeout=60,
+        )
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert proc.returncode == 1, proc.stderr
+    assert f"no pad box said HELLO within 1 s on {port}" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "resolution" not in proc.stdout  # no header with made-up figures

@@ -97,14 +97,18 @@ def run(args: argparse.Namespace) -> int:
     source = open_source(config, kind=args.pads, port=args.port, script=args.script, speed=speed)
     monitor = PadMonitor(source, sys.stdout, player_names(config))
     keyboard: KeyboardReader | None = None
-    if source.name == "serial":  # pad count and resolution come with the box's HELLO notice
-        print("pads: serial pad box, waiting for its HELLO. Ctrl-C quits.", flush=True)
-    else:
-        print(f"pads: {source.name}, {source.pad_count} pads, resolution {source.resolution_us} us. Ctrl-C quits.", flush=True)
     # SIGTERM (kill, systemd) ends the monitor like Ctrl-C: terminal restored, pins released.
     previous_term = signal.signal(signal.SIGTERM, _interrupt)
     try:
-        source.start()
+        if source.name == "serial":
+            # Pad count and resolution come with the box's HELLO: no header until it has spoken.
+            print("pads: serial pad box, waiting for its HELLO ...", flush=True)
+            source.start()
+            if not _wait_for_box(source, args.wait):
+                return 1
+        else:
+            source.start()
+        print(header(source), flush=True)
         if isinstance(source, SimulatedPads) and not args.script:
             keyboard = KeyboardReader(source, fd=sys.stdin.fileno(), on_eof=monitor.done.set)
             print(KEY_HELP if keyboard.is_terminal else "reading keys from stdin: " + KEY_HELP, flush=True)
@@ -118,6 +122,39 @@ def run(args: argparse.Namespace) -> int:
         source.stop()
         signal.signal(signal.SIGTERM, previous_term)
     return 0
+
+
+def header(source: PadSource) -> str:
+    """The first line: which source, how many pads, its timing resolution (and the box's firmware)."""
+    status = source.status()
+    where = ""
+    if status.get("firmware"):
+        where = f" (firmware {status['firmware']} on {status.get('port')})"
+    return f"pads: {source.name}, {source.pad_count} pads, resolution {source.resolution_us} us{where}. Ctrl-C quits."
+
+
+def _wait_for_box(source: PadSource, wait_s: float) -> bool:
+    """Wait for the pad box's HELLO; False (after a message on stderr) when it does not come in time."""
+    wait = getattr(source, "wait_connected", None)
+    if wait is None:
+        return True
+    if wait_s <= 0:  # wait as long as it takes (Ctrl-C quits)
+        while not wait(_POLL_S):
+            pass
+        return True
+    if wait(wait_s):
+        return True
+    status = source.status()
+    port = status.get("configured_port") or "any USB serial port"
+    reason = status.get("error") or "no HELLO"
+    print(
+        f"pads: no pad box said HELLO within {wait_s:g} s on {port}: {reason}. "
+        "Check the cable and the port (`tabletop doctor` lists the serial ports), "
+        "or wait longer with --wait SECONDS (0: forever).",
+        file=sys.stderr,
+        flush=True,
+    )
+    return False
 
 
 def _interrupt(signum: int, frame: Any) -> None:
@@ -135,4 +172,6 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--script", default=None, metavar="FILE", help="replay a file of timed hits (see docs/pads.md) and exit")
     p.add_argument("--speed", type=float, default=1.0, help="script replay speed (default 1.0: real time)")
     p.add_argument("--fast", action="store_true", help="replay the script as fast as possible")
+    p.add_argument("--wait", type=float, default=10.0, metavar="SECONDS",
+                   help="serial: how long to wait for the pad box's HELLO before giving up (default 10; 0: forever)")
     p.set_defaults(func=run)
