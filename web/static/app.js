@@ -6,6 +6,11 @@
  *                                 resolves to {seq, events}; shows the server's
  *                                 error message as a toast and rejects.
  * Tabletop.api.post(url, body)    the same for any JSON POST.
+ * Tabletop.h(tag, attrs, children)  DOM helper shared by the game UIs:
+ *                                 attrs "onX" functions become listeners,
+ *                                 null/undefined/false attrs and children are
+ *                                 skipped, text children become text nodes.
+ * Tabletop.injectCss(id, cssText) add a <style id=...> once per page.
  * Tabletop.renderGame(el, state, mode)  mode "phone" or "screen": calls
  *                                 window.TabletopGames[kind][mode], loading
  *                                 /static/games/<kind>.js on first use, with a
@@ -191,7 +196,35 @@
     return e;
   }
 
+  /* h("div", {class: "x", onclick: fn}, [children or text]) */
+  function h(tag, attrs, children) {
+    var e = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) {
+      var v = attrs[k];
+      if (v === null || v === undefined || v === false) { return; }
+      if (k.indexOf("on") === 0 && typeof v === "function") { e.addEventListener(k.slice(2), v); }
+      else if (k === "style") { e.style.cssText = String(v); }
+      else { e.setAttribute(k, v === true ? "" : String(v)); }
+    });
+    (Array.isArray(children) ? children : children === undefined ? [] : [children]).forEach(function (c) {
+      if (c === null || c === undefined || c === false) { return; }
+      e.appendChild(typeof c === "object" ? c : document.createTextNode(String(c)));
+    });
+    return e;
+  }
+
+  /* One <style> per id: game UIs call this on every render, only the first adds it. */
+  function injectCss(id, cssText) {
+    if (document.getElementById(id)) { return; }
+    var style = document.createElement("style");
+    style.id = id;
+    style.textContent = cssText;
+    document.head.appendChild(style);
+  }
+
   window.Tabletop = {
+    h: h,
+    injectCss: injectCss,
     api: api,
     live: live,
     renderGame: renderGame,

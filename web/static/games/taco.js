@@ -7,6 +7,9 @@
  */
 (function () {
   "use strict";
+  // Shared DOM and style helpers from app.js (loaded before any game script).
+  var h = window.Tabletop.h;
+  var injectCss = window.Tabletop.injectCss;
 
   var FACES = {
     taco: { emoji: "🌮", colour: "#e4572e" }, hat: { emoji: "🎩", colour: "#29a3d6" },
@@ -76,30 +79,6 @@
     "  body.screen .taco .tc-said .word, body.screen .taco .tc-slap { font-size: 2.4rem; }",
     "  body.screen .taco .tc-row { grid-template-columns: 1.6rem 5rem 1fr 7rem; font-size: 1rem; } }"
   ].join("\n");
-
-  function injectCss() {
-    if (document.getElementById("taco-css")) { return; }
-    var style = document.createElement("style");
-    style.id = "taco-css";
-    style.textContent = CSS;
-    document.head.appendChild(style);
-  }
-
-  /* h("div", {class: "x", onclick: fn}, [children or text]) */
-  function h(tag, attrs, children) {
-    var e = document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (k) {
-      var v = attrs[k];
-      if (v === null || v === undefined || v === false) { return; }
-      if (k.indexOf("on") === 0 && typeof v === "function") { e.addEventListener(k.slice(2), v); }
-      else { e.setAttribute(k, v === true ? "" : String(v)); }
-    });
-    (Array.isArray(children) ? children : children === undefined ? [] : [children]).forEach(function (c) {
-      if (c === null || c === undefined || c === false) { return; }
-      e.appendChild(typeof c === "object" ? c : document.createTextNode(String(c)));
-    });
-    return e;
-  }
 
   function player(state, id) {
     return (state.players || []).filter(function (p) { return p.id === id; })[0] ||
@@ -250,7 +229,7 @@
 
   /* ---- the table screen --------------------------------------------------- */
   function screen(el, state) {
-    injectCss();
+    injectCss("taco-css", CSS);
     var view = state.game.view;
     var v = view.verdict;
     var fresh = v && (!view.window) && view.round > 0;
@@ -391,7 +370,7 @@
   }
 
   function phone(el, state, api) {
-    injectCss();
+    injectCss("taco-css", CSS);
     el._taco = el._taco || {};
     var view = state.game.view;
     var scrollY = window.scrollY;

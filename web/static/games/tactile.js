@@ -9,6 +9,9 @@
  */
 (function () {
   "use strict";
+  // Shared DOM and style helpers from app.js (loaded before any game script).
+  var h = window.Tabletop.h;
+  var injectCss = window.Tabletop.injectCss;
 
   var COLOURS = ["red", "yellow", "green", "blue"];
   var TYPES = ["move", "gain", "push"];
@@ -60,31 +63,6 @@
     "body.screen .tactile .tt-players, body.screen .tactile .tt-market { font-size: 1rem; }",
     "body.screen .tactile .tt-disc { width: 2.6rem; height: 2.6rem; font-size: 1rem; }"
   ].join("\n");
-
-  function injectCss() {
-    if (document.getElementById("tactile-css")) { return; }
-    var style = document.createElement("style");
-    style.id = "tactile-css";
-    style.textContent = CSS;
-    document.head.appendChild(style);
-  }
-
-  /* h("div", {class: "x", onclick: fn}, [children or text]) */
-  function h(tag, attrs, children) {
-    var e = document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (k) {
-      var v = attrs[k];
-      if (v === null || v === undefined || v === false) { return; }
-      if (k.indexOf("on") === 0 && typeof v === "function") { e.addEventListener(k.slice(2), v); }
-      else if (k === "style") { e.style.cssText = v; }
-      else { e.setAttribute(k, v === true ? "" : String(v)); }
-    });
-    (Array.isArray(children) ? children : children === undefined ? [] : [children]).forEach(function (c) {
-      if (c === null || c === undefined || c === false) { return; }
-      e.appendChild(typeof c === "string" || typeof c === "number" ? document.createTextNode(String(c)) : c);
-    });
-    return e;
-  }
 
   function tileName(r, c) { return "abcdef".charAt(c) + (r + 1); }
 
@@ -219,7 +197,7 @@
   }
 
   function phone(el, state, api) {
-    injectCss();
+    injectCss("tactile-css", CSS);
     var view = state.game.view;
     var outcome = state.game.outcome;
     var ui = uiFor(el, state);
@@ -364,7 +342,7 @@
 
   /* ---- table screen: read-only --------------------------------------------------- */
   function screen(el, state) {
-    injectCss();
+    injectCss("tactile-css", CSS);
     var view = state.game.view;
     el.innerHTML = "";
     var root = h("div", { "class": "tactile", "data-tt": "screen" });

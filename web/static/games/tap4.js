@@ -7,6 +7,9 @@
  */
 (function () {
   "use strict";
+  // Shared DOM and style helpers from app.js (loaded before any game script).
+  var h = window.Tabletop.h;
+  var injectCss = window.Tabletop.injectCss;
 
   var KEYS = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "tap_in", "tap_out"];
   var POINTS = { tap_in: 20, tap_out: 30 };
@@ -59,30 +62,6 @@
     "body.screen .tap4 .t4-sheet td .run { font-size: 1.1rem; }",
     "body.screen .tap4 .t4-screen { display: grid; grid-template-columns: 3fr 2fr; gap: 1.5rem; align-items: start; }"
   ].join("\n");
-
-  function injectCss() {
-    if (document.getElementById("tap4-css")) { return; }
-    var style = document.createElement("style");
-    style.id = "tap4-css";
-    style.textContent = CSS;
-    document.head.appendChild(style);
-  }
-
-  /* h("div", {class: "x", onclick: fn}, [children or text]) */
-  function h(tag, attrs, children) {
-    var e = document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (k) {
-      var v = attrs[k];
-      if (v === null || v === undefined || v === false) { return; }
-      if (k.indexOf("on") === 0 && typeof v === "function") { e.addEventListener(k.slice(2), v); }
-      else { e.setAttribute(k, v === true ? "" : String(v)); }
-    });
-    (Array.isArray(children) ? children : children === undefined ? [] : [children]).forEach(function (c) {
-      if (c === null || c === undefined || c === false) { return; }
-      e.appendChild(typeof c === "object" ? c : document.createTextNode(String(c)));
-    });
-    return e;
-  }
 
   function cardLabel(k) { return LABEL[k] || k; }
   function nameOf(view, id) {
@@ -399,7 +378,7 @@
   }
 
   function phone(el, state, api) {
-    injectCss();
+    injectCss("tap4-css", CSS);
     var ui = el._tap4;
     if (!ui || ui.gameId !== state.game.game_id || ui.root.parentNode !== el) { ui = build(el, state.game.game_id); }
     render(ui, state, api);
@@ -407,7 +386,7 @@
 
   /* ---- table screen ----------------------------------------------------- */
   function screen(el, state) {
-    injectCss();
+    injectCss("tap4-css", CSS);
     var game = state.game;
     var view = game.view;
     var chart = chartFor(game.game_id, view);

@@ -6,6 +6,9 @@
  */
 (function () {
   "use strict";
+  // Shared DOM and style helpers from app.js (loaded before any game script).
+  var h = window.Tabletop.h;
+  var injectCss = window.Tabletop.injectCss;
 
   var CSS = [
     ".tw .tw-turn { font-size: 1.25rem; margin: 0.2rem 0 0.6rem; }",
@@ -33,29 +36,6 @@
     "body.screen .tw .tw-winner { font-size: 3.5rem; }",
     "body.screen .tw ol.tw-log { font-size: 1.3rem; max-height: none; }"
   ].join("\n");
-
-  function injectCss() {
-    if (document.getElementById("tapeworm-css")) { return; }
-    var style = document.createElement("style");
-    style.id = "tapeworm-css";
-    style.textContent = CSS;
-    document.head.appendChild(style);
-  }
-
-  function h(tag, attrs, children) {
-    var e = document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (k) {
-      var v = attrs[k];
-      if (v === null || v === undefined || v === false) { return; }
-      if (k.indexOf("on") === 0 && typeof v === "function") { e.addEventListener(k.slice(2), v); }
-      else { e.setAttribute(k, v === true ? "" : String(v)); }
-    });
-    (Array.isArray(children) ? children : children === undefined ? [] : [children]).forEach(function (c) {
-      if (c === null || c === undefined || c === false) { return; }
-      e.appendChild(typeof c === "object" ? c : document.createTextNode(String(c)));
-    });
-    return e;
-  }
 
   function player(state, id) {
     return (state.players || []).filter(function (p) { return p.id === id; })[0] || { name: "?", colour: "#888" };
@@ -162,7 +142,7 @@
   }
 
   function render(el, state, api) {
-    injectCss();
+    injectCss("tapeworm-css", CSS);
     var view = state.game.view;
     // Keep what is typed in the steppers across live redraws.
     var kept = {};
