@@ -7,8 +7,8 @@ box, real or ``tabletop emulate``) can be calibrated; for the others
 :class:`Calibrator` says why not in words a person can act on.
 
 While someone watches (a phone polls :meth:`Calibrator.levels`) a sampler
-thread keeps the box streaming LVL lines (firmware/PROTOCOL.md), reads each
-new one, tracks the last peak of every pad and, during a guided check, records
+thread keeps the box streaming LVL lines (firmware/PROTOCOL.md), takes each
+one as it arrives (SerialPadBox's levels listener), tracks the last peak of every pad and, during a guided check, records
 the frames. It switches streaming off again once nobody has asked for
 ``idle_s`` seconds, so a forgotten phone does not keep the serial line busy.
 
@@ -315,7 +315,8 @@ class Calibrator:
 
     Args:
         source: the table's pad source (only ``supports_levels`` ones can be calibrated).
-        poll_s: how often the sampler looks for a new LVL line (they come every 50 ms).
+        poll_s: how often the sampler checks streaming (and, for a source without a
+            levels listener, looks for a new LVL line; they come every 50 ms).
         idle_s: streaming stops after this long without a :meth:`levels` call.
     """
 
@@ -426,42 +427,51 @@ class Calibrator:
             self._thread.start()
 
     def _sample(self) -> None:
-        """Keep the box streaming while wanted; read every new LVL line once.
+        """Keep the box streaming while wanted; take every new LVL line once.
 
-        It polls ``latest_levels()`` every ``poll_s`` (10 ms against a line every
-        50 ms): only a thread starved for more than 40 ms can miss a line, and
-        then only that line's peaks are lost. (A per-line callback in
-        SerialPadBox would close even that gap.)
+        A source with ``add_levels_listener`` (SerialPadBox) hands each LVL
+        line to :meth:`_take` on its reader thread as it arrives, so none is
+        missed however starved this thread is; this loop then only keeps the
+        box streaming. Other sources are polled with ``latest_levels()`` every
+        ``poll_s`` (10 ms against a line every 50 ms).
         """
         source = self.source
+        listen = getattr(source, "add_levels_listener", None)
         last_at = (source.latest_levels() or {}).get("at_us")
         asked = 0.0
-        while not self._closed.is_set():
-            now = time.monotonic()
-            with self._lock:
-                idle = now - self._wanted_at > self.idle_s
+        if listen is not None:
+            listen(self._take)
+        try:
+            while not self._closed.is_set():
+                now = time.monotonic()
+                with self._lock:
+                    idle = now - self._wanted_at > self.idle_s
+                    if idle:
+                        self._check = None  # nobody is watching the check any more
+                    frame_seen = self._frame_seen
                 if idle:
-                    self._check = None  # nobody is watching the check any more
-            if idle:
-                break
-            try:
-                frame = source.latest_levels() or {}
-                if frame and frame.get("at_us") != last_at:
-                    last_at = frame.get("at_us")
-                    self._take(frame)
-                elif now - max(self._frame_seen, asked) > STALE_S and self._connected():
-                    # Not streaming yet, or the box was reset (streaming is off after a reset).
-                    asked = now
-                    try:
-                        source.stream_levels(True)
-                        self._error = None
-                    except PadSourceError as exc:
-                        self._error = str(exc)
-                        log.info("calibration: cannot start level streaming: %s", exc)
-            except Exception:  # a bug here must not silently end the meter for everyone
-                log.exception("calibration sampler failed; retrying")
-                self._closed.wait(STALE_S)
-            self._closed.wait(self.poll_s)
+                    break
+                try:
+                    frame = {} if listen is not None else (source.latest_levels() or {})
+                    if frame and frame.get("at_us") != last_at:
+                        last_at = frame.get("at_us")
+                        self._take(frame)
+                    elif now - max(frame_seen, asked) > STALE_S and self._connected():
+                        # Not streaming yet, or the box was reset (streaming is off after a reset).
+                        asked = now
+                        try:
+                            source.stream_levels(True)
+                            self._error = None
+                        except PadSourceError as exc:
+                            self._error = str(exc)
+                            log.info("calibration: cannot start level streaming: %s", exc)
+                except Exception:  # a bug here must not silently end the meter for everyone
+                    log.exception("calibration sampler failed; retrying")
+                    self._closed.wait(STALE_S)
+                self._closed.wait(self.poll_s)
+        finally:
+            if listen is not None:
+                source.remove_levels_listener(self._take)
         try:
             if self._connected():
                 source.stream_levels(False)

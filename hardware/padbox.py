@@ -21,7 +21,7 @@ import queue
 import re
 import threading
 import time
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
 import serial
 
@@ -97,6 +97,7 @@ class SerialPadBox(PadSource):
         self._last_line_ns = 0
         self._silence_reported = False
         self._levels: dict[str, Any] = {}
+        self._level_listeners: list[Callable[[dict[str, Any]], None]] = []
         self._totals: dict[str, int] = {}
         self._logged: dict[str, int] = {}
 
@@ -203,6 +204,23 @@ class SerialPadBox(PadSource):
         """The latest LVL line: ``{"at_us", "levels", "peaks"}`` (lists, pad 1 first), or {}."""
         with self._state:
             return dict(self._levels)
+
+    def add_levels_listener(self, listener: Callable[[dict[str, Any]], None]) -> None:
+        """Call ``listener(frame)`` for every LVL line, with the frame ``latest_levels()`` would return.
+
+        It runs on the reader thread as the line arrives, so no line is missed
+        however busy other threads are. It must be quick and must not send
+        commands (``set_param``, ``stream_levels``...: they wait for this very
+        thread, so they would time out). An exception is logged, never stops reading.
+        """
+        with self._state:
+            if listener not in self._level_listeners:
+                self._level_listeners = [*self._level_listeners, listener]
+
+    def remove_levels_listener(self, listener: Callable[[dict[str, Any]], None]) -> None:
+        """Stop calling ``listener``; unknown listeners are ignored."""
+        with self._state:
+            self._level_listeners = [f for f in self._level_listeners if f != listener]
 
     def _command(self, wire: bytes, echo: str, timeout: float = COMMAND_TIMEOUT_S) -> list[p.Event]:
         """Send one command and wait for its OK; returns the reply events before it."""
@@ -356,14 +374,20 @@ class SerialPadBox(PadSource):
             elif isinstance(ev, (p.Heartbeat, p.Levels)):
                 self._reference(ev.device_us)
                 if isinstance(ev, p.Levels):
-                    with self._state:
-                        self._levels = {
-                            "at_us": self.offset_us + ev.device_us,
-                            "levels": list(ev.levels),
-                            "peaks": list(ev.peaks),
-                        }
+                    self._on_levels(ev)
             else:  # OK / ERR / CFG: replies for the command waiting in _command
                 self._replies.put(ev)
+
+    def _on_levels(self, ev: p.Levels) -> None:
+        frame = {"at_us": self.offset_us + ev.device_us, "levels": list(ev.levels), "peaks": list(ev.peaks)}
+        with self._state:
+            self._levels = frame
+            listeners = self._level_listeners
+        for listener in listeners:  # outside the lock: a listener may call latest_levels()
+            try:
+                listener({"at_us": frame["at_us"], "levels": list(frame["levels"]), "peaks": list(frame["peaks"])})
+            except Exception:
+                log.exception("levels listener %r failed; reading goes on", listener)
 
     def _reference(self, device_us: int) -> None:
         """A line sent at ``device_us`` arrived now: re-anchor ``now_us``."""

@@ -11,7 +11,7 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from companion.calibration import CheckSamples, LastPeaks, find_contacts, no_levels_message, suggest_thresholds
+from companion.calibration import Calibrator, CheckSamples, LastPeaks, find_contacts, no_levels_message, suggest_thresholds
 from companion.config import Config
 from companion.errors import InputError
 from companion.service import TableService
@@ -404,6 +404,35 @@ def test_guided_check_with_the_emulator(tmp_path: Path, emu: PadBoxEmulator, box
     assert xtalk[4]["percent"] == 25 and xtalk[4]["verdict"] == "cancelled"
     assert xtalk[1]["verdict"] == "none"
     assert client.get("/api/calibration/levels").get_json()["check"] is None
+
+
+def test_the_sampler_takes_every_lvl_line_as_it_arrives(emu: PadBoxEmulator) -> None:
+    """SerialPadBox hands each LVL line to the calibrator: a sampler that almost never polls still sees them all."""
+    source = SerialPadBox(port=emu.path, hello_timeout_s=3.0, retry_s=0.1)
+    source.start()
+    calibrator = Calibrator(source, poll_s=60.0)  # polling alone would read one frame a minute
+
+    def wait(cond: Callable[[dict[str, Any]], bool], what: str) -> None:
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline:
+            if cond(calibrator.levels()):
+                return
+            time.sleep(0.02)
+        pytest.fail(f"timed out waiting for {what}; last answer {calibrator.levels()!r}")
+
+    try:
+        assert source.wait_connected(WAIT_S), source.status()
+        wait(lambda d: d["live"], "the box to stream levels")
+        calibrator.start_check(3)
+        for n, peak in enumerate((800, 700, 900), start=1):
+            emu.strike(3, peak)
+            wait(lambda d, n=n: (d["check"] or {}).get("slaps") == n, f"slap {n} to be seen")
+            wait(rung_down, "pad 3 to ring down")
+        assert calibrator.finish_check()["slaps"] == [800, 700, 900]
+    finally:
+        calibrator.close()
+        source.stop()
+    assert not emu.streaming  # closing the calibrator switched streaming off
 
 
 @pytest.mark.parametrize(

@@ -234,6 +234,45 @@ def test_calibration_commands_reach_the_box(emu: PadBoxEmulator, source: SerialP
     assert not emu.streaming and source.status()["streaming"] is False
 
 
+def test_levels_listener_gets_every_lvl_line_and_survives_its_own_bugs(emu: PadBoxEmulator, source: SerialPadBox) -> None:
+    frames: list[dict[str, Any]] = []
+    got_enough = threading.Event()
+
+    def listener(frame: dict[str, Any]) -> None:
+        frames.append(frame)
+        if any(f["peaks"][1] == 50 for f in frames) and len(frames) >= 5:
+            got_enough.set()
+
+    def broken(frame: dict[str, Any]) -> None:
+        raise RuntimeError("a listener bug")
+
+    source.add_levels_listener(broken)
+    source.add_levels_listener(listener)
+    source.add_levels_listener(listener)  # twice is once
+    source.stream_levels(True)
+    assert emu.strike(2, 50) is None  # below the touch threshold: a level, no hit line
+    assert got_enough.wait(WAIT_S), frames
+    source.remove_levels_listener(broken)
+    at = [f["at_us"] for f in frames]
+    assert at == sorted(set(at))  # each line once, in order: the repeated add did not double them
+    assert set(frames[-1]) == {"at_us", "levels", "peaks"} and len(frames[-1]["levels"]) == 4
+    emu.hit(1, "S", 900)  # the broken listener did not stop the reader thread
+    assert hits_of(collect(source, lambda xs: len(hits_of(xs)) == 1))[0].pad == 1
+    source.remove_levels_listener(listener)
+    source.remove_levels_listener(listener)  # unknown now: ignored
+    count = len(frames)
+    last_at = source.latest_levels()["at_us"]
+    deadline = time.monotonic() + WAIT_S
+    seen: set[int] = set()
+    while len(seen) < 3 and time.monotonic() < deadline:  # three more LVL lines arrive...
+        seen.add(source.latest_levels()["at_us"])
+        seen.discard(last_at)
+        time.sleep(0.01)
+    assert len(seen) >= 3
+    assert len(frames) == count  # ...and none reached the removed listener
+    source.stream_levels(False)
+
+
 def test_refused_command_is_a_clear_error() -> None:
     box = PadBoxEmulator(pads=4).start()
     try:
