@@ -169,7 +169,7 @@ class Tapeworm(Game):
         return [*self._draws(pid, 1), Event("turn_drawn", {"player": pid})]
 
     def _decide_play(self, args: Mapping[str, Any]) -> list[Event]:
-        count = require_int(args, "count", 1, 60) if "count" in args else 1
+        count = require_int(args, "count", 1, self.settings["deck_size"]) if "count" in args else 1
         pid = self._check_may_play(count)
         return [Event("played", {"player": pid, "cards": count})]
 
@@ -183,11 +183,12 @@ class Tapeworm(Game):
     def _decide_peek(self, args: Mapping[str, Any]) -> list[Event]:
         pid = self._check_may_play(1)
         draws = self._draws(pid, 1)
-        if not draws:
-            raise RuleError("Peek needs a card to draw; the deck and the discard pile are empty")
-        # After playing the Peek and drawing, the player holds at least the drawn card to put back.
-        return [Event("played", {"player": pid, "cards": 1, "effect": "peek"}), *draws,
-                Event("put_back", {"player": pid})]
+        events = [Event("played", {"player": pid, "cards": 1, "effect": "peek"}), *draws]
+        # The Peek is a worm segment and may always be laid; with deck and discard both
+        # empty nothing is drawn, and a card goes back on the deck only if one is left in hand.
+        if draws or self.state.hands[pid] - 1 > 0:
+            events.append(Event("put_back", {"player": pid}))
+        return events
 
     def _decide_hatch(self, args: Mapping[str, Any]) -> list[Event]:
         pid = self._check_may_play(1)
@@ -225,6 +226,9 @@ class Tapeworm(Game):
             raise RuleError(f"{self._name(pid)} holds {self.state.hands[pid]} cards, cannot discard {discard}")
         if self.state.worm < 3:
             raise RuleError(f"a ring needs cards on the table; the worm has {self.state.worm}")
+        if self.state.played_this_turn == 0:
+            # A ring is completed by laying a card, and only the player whose turn it is lays cards.
+            raise RuleError(f"{self._name(pid)} has not played a card this turn, so cannot have completed a ring")
         return [Event("ringworm", {"player": pid, "discarded": discard})]
 
     def _decide_end_turn(self, args: Mapping[str, Any]) -> list[Event]:
@@ -239,6 +243,10 @@ class Tapeworm(Game):
 
     def _decide_declare_locked(self, args: Mapping[str, Any]) -> list[Event]:
         self._check_playing()
+        pid = self.current_player
+        if not self.state.has_drawn and self._can_draw():
+            # The turn starts with the draw, and the card drawn may be the Cut that unlocks the table.
+            raise RuleError(f"{self._name(pid)} must draw a card first: it may be a Cut")
         last = self.state.last_to_play
         if last is None:
             raise RuleError("nobody has played a card yet, so there is no last player to win")
@@ -334,7 +342,8 @@ class Tapeworm(Game):
         dealt = bool(s.order)
         return {
             "turn": s.turn,
-            "current": self.current_player if dealt else None,
+            # Once someone has won it is nobody's turn.
+            "current": self.current_player if dealt and s.winner is None else None,
             "order": list(s.order),
             "has_drawn": s.has_drawn,
             "must_draw": dealt and not s.has_drawn and self._can_draw() and s.winner is None,
