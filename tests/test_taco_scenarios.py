@@ -9,12 +9,19 @@ steps on a virtual clock; times are milliseconds (fractions allowed):
 * ``{"command": name, "args": {...}, "at": ms, "error": "text"?}``: a command;
   with ``error`` it must be refused with that text and change nothing.
 * ``{"restart": ms}``: replay the log into a fresh game, then resume at ``ms``.
+* ``{"bots": {"order": [pad, ...], "reaction": ms, "gap": ms, "windows": n}}``:
+  play on with bots, digital play only: every due card is slapped by every
+  pad in ``order`` (the first ``reaction`` ms after the card, each next one
+  ``gap`` ms later), until someone wins or ``windows`` slap windows have
+  passed. After each verdict the last in ``order`` took the pile and starts
+  the next round at "Taco", and no card was lost.
 * ``{"expect": {...}}``: ``verdict`` (partial match of the latest verdict),
   ``verdicts`` (all of them, partially), ``verdict_count``, ``piles``
   ({player: count or null}), ``central``, ``view`` (partial), ``outcome``,
   ``events`` (types produced by the previous step), ``ignored`` (why each
   ignored hit of the step did not count, by substring), ``flipped`` (cards
-  flipped so far, as "player:card:word").
+  flipped so far, as "player:card:word"), ``beats_passed`` (beats said by
+  empty-handed players so far, as "player:word").
 
 After every step the test checks that no card was lost or made up
 (digital play) and that a replay of the log gives the same view.
@@ -95,11 +102,44 @@ def check(table: VirtualTable, expect: dict[str, Any], produced: list[Any], step
         elif key == "flipped":
             flips = [f"{e.data['player']}:{e.data['card']}:{e.data['word']}" for e in table.log if e.type == "flipped"]
             assert flips == value, f"{where}: flipped {flips!r}"
+        elif key == "beats_passed":
+            passed = [f"{e.data['player']}:{e.data['word']}" for e in table.log if e.type == "beat_passed"]
+            assert passed == value, f"{where}: beats passed {passed!r}"
         elif key == "ignored":
             whys = [e.data["why"] for e in produced if e.type == "hit_ignored"]
             assert len(whys) == len(value) and all(v in w for v, w in zip(value, whys)), f"{where}: ignored {whys!r}"
         else:  # pragma: no cover - a typo in a scenario file
             raise AssertionError(f"{where}: unknown expectation '{key}'")
+
+
+def play_bots(table: VirtualTable, bots: dict[str, Any]) -> list[Any]:
+    """Play on with bots that slap every due card in a fixed order (see the module docstring)."""
+    game = table.game
+    assert game.digital, "bots play digital games only"
+    order, dealt = bots["order"], game.cards_in_play()
+    produced: list[Any] = []
+    windows = 0
+    while table.game.outcome() is None and windows < bots["windows"]:
+        deadline = table.game.next_deadline_us()
+        assert deadline is not None, "a running digital game always has a next beat or a window"
+        produced += table.advance(deadline)
+        w = table.game.window
+        if w is None or w["kind"] != "due":
+            continue
+        windows += 1
+        count = len(table.game.verdicts)
+        for i, pad in enumerate(order):
+            produced += table.hit(pad, w["card_at"] + us(bots["reaction"] + i * bots["gap"]))
+        game = table.game
+        assert len(game.verdicts) == count + 1, f"window {windows}: every pad slapped, so a verdict is due at once"
+        verdict = game.verdicts[-1]
+        assert verdict["taker"] == order[-1] and verdict["missing"] == [], f"window {windows}: {verdict['reason']}"
+        assert game.cards_in_play() == dealt, f"window {windows}: cards not conserved"
+        if verdict["winner"] is None:
+            view = game.view()
+            assert view["round_first"] == order[-1], f"window {windows}: the taker starts the next round"
+            assert view["beat"] == {"player": order[-1], "word": "taco"}, f"window {windows}: chant restarts at Taco"
+    return produced
 
 
 def replayed_view(table: VirtualTable) -> dict[str, Any]:
@@ -144,6 +184,8 @@ def test_scenario(scenario: dict[str, Any]) -> None:
                 produced = table.command(step["command"], step.get("args", {}), at)
         elif "restart" in step:
             produced = table.restart(us(step["restart"]))
+        elif "bots" in step:
+            produced = play_bots(table, step["bots"])
         if "expect" in step:
             check(table, step["expect"], produced, n)
         if digital:

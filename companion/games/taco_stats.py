@@ -2,7 +2,8 @@
 
 Feed it ``TableService.game_events("taco")`` (pairs of a game summary and its
 effective events) to get figures across games: reaction times (median and
-best, measured from the card in digital play or on a card a caller tapped in),
+best, measured from the card: digital play only, since in physical play the
+referee never sees when a card appears, not even with a caller tapping it in),
 flinches, piles taken, cards taken, wins and games played. Overrules count:
 a reassigned pile counts for its new holder, a cancelled flinch not at all.
 """
