@@ -441,6 +441,11 @@ class TableService:
         self.stats["events"] += len(stored)
         if stored:
             self._publish(stored)
+        # After publishing, never before: the checkpoint is not needed for durability.
+        try:
+            self.store.checkpoint_if_due()
+        except StoreError as exc:
+            log.warning("table loop: %s", exc)
 
     def _command(self, item: _CommandItem, at: str) -> list[dict[str, Any]] | None:
         """The command's events, or None after answering its error (nothing changed)."""

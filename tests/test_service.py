@@ -149,6 +149,24 @@ def test_every_commit_publishes_one_update(service: TableService, pads: Simulate
     sub.close()
 
 
+def test_the_wal_is_checkpointed_only_after_the_batch_is_published(store: GatedStore, pads: SimulatedPads,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    svc = TableService(store, pads, games=GAMES_FOR_TESTS)
+    sub = svc.subscribe()
+    published_at_checkpoint: list[int] = []
+
+    def checkpoint(every: int = 0) -> bool:
+        # The update of the batch just committed must already be waiting for subscribers.
+        published_at_checkpoint.append(sub.pending())
+        return True
+
+    monkeypatch.setattr(store, "checkpoint_if_due", checkpoint)
+    with svc:
+        svc.submit("add_player", {"name": "Ann", "pad": 1})
+    assert published_at_checkpoint and published_at_checkpoint[0] >= 1
+    sub.close()
+
+
 # ----- refusals and bugs -------------------------------------------------------------
 def test_refused_commands_raise_and_change_nothing(service: TableService) -> None:
     seated(service)
