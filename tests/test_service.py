@@ -103,6 +103,21 @@ def test_a_command_is_acknowledged_only_after_its_commit(service: TableService, 
     assert EventStore(store.path).get(1) is not None
 
 
+def test_nothing_is_published_before_its_commit(service: TableService, store: GatedStore,
+                                              pads: SimulatedPads) -> None:
+    sub = service.subscribe()
+    store.gate.clear()
+    store.entered.clear()
+    pads.inject(1)
+    assert store.entered.wait(WAIT)  # the loop holds the hit's batch inside append
+    assert sub.pending() == 0 and service.snapshot()[0] == 0
+    store.gate.set()
+    update = sub.get(timeout=WAIT)
+    assert update is not None and [e["type"] for e in update.events] == ["hit"]
+    assert EventStore(store.path).get(update.seq) is not None
+    sub.close()
+
+
 def test_items_waiting_together_are_committed_as_one_batch(service: TableService, store: GatedStore,
                                                            pads: SimulatedPads) -> None:
     seated(service)
