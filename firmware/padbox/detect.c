@@ -47,12 +47,23 @@ void detect_init(detect_t *d, uint8_t npads) {
     detect_reset_state(d);
 }
 
+/* When a contact whose scan is over can be decided: every contact with an
+ * onset inside this pad's window has finished its scan by onset + window +
+ * the longest scan. Worked out once, when the scan ends (not at every poll). */
+static uint32_t decide_time(const detect_t *d, uint8_t pad) {
+    const detect_pad_config_t *cfg = &d->pad[pad];
+    return d->st[pad].onset_us + (cfg->xtalk ? cfg->xwin_us : 0) + d->max_scan_us;
+}
+
 void detect_settings_changed(detect_t *d) {
     d->max_scan_us = 0;
     for (uint8_t i = 0; i < DETECT_MAX_PADS; i++) {
         d->thr[i] = detect_start_threshold(&d->pad[i]);
         if (i < d->npads && d->pad[i].scan_us > d->max_scan_us) d->max_scan_us = d->pad[i].scan_us;
     }
+    /* A contact already waiting is decided by the new settings. */
+    for (uint8_t i = 0; i < d->npads; i++)
+        if (d->st[i].state == DETECT_PENDING) d->st[i].decide_us = decide_time(d, i);
 }
 
 /* Remember where the signal crossed the threshold: between the previous
@@ -191,6 +202,7 @@ void detect_sample_slow(detect_t *d, uint8_t pad, uint16_t value, uint32_t t_us)
         }
         if (since(t_us, s->onset_us) >= (int32_t)cfg->scan_us) {
             s->onset_us = crossing_time(&s->onset);
+            s->decide_us = decide_time(d, pad);
             s->state = DETECT_PENDING;
         }
         break;
@@ -245,13 +257,11 @@ uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, detect_h
     const detect_pad_config_t *cfg = &d->pad[pad];
     if (s->state == DETECT_SCAN && since(now_us, s->onset_us) >= (int32_t)cfg->scan_us) {
         s->onset_us = crossing_time(&s->onset);
+        s->decide_us = decide_time(d, pad);
         s->state = DETECT_PENDING;
     }
     if (s->state != DETECT_PENDING) return 0;
-    /* Every contact with an onset inside this pad's window has finished its
-     * scan by onset + window + the longest scan. */
-    int32_t wait = (int32_t)(cfg->xtalk ? cfg->xwin_us : 0) + (int32_t)d->max_scan_us;
-    if (since(now_us, s->onset_us) < wait) return 0;
+    if (since(now_us, s->decide_us) < 0) return 0; /* a neighbour may still be scanning */
 
     if (s->above < DETECT_MIN_SAMPLES) {
         /* A glitch: no contact, no ringing to wait out. */

@@ -125,6 +125,7 @@ typedef struct {
     uint16_t blk_max;        /* largest sample in the current envelope block */
     uint32_t blk_end_us;     /* when that block ends */
     uint32_t step_at_us;     /* next decay step of env */
+    uint32_t decide_us;      /* PENDING: when the crosstalk decision can be made */
 } detect_pad_state_t;
 
 /** The whole detector: settings plus state of every pad. */
@@ -190,7 +191,10 @@ static inline uint8_t detect_poll_pad(detect_t *d, uint8_t pad, uint32_t now_us,
     if (pad >= d->npads) return 0;
     /* Only a contact whose scan is over can be decided; detect_sample ends
      * the scan of a pad that is being sampled, as the firmware's always are. */
-    if (d->st[pad].state != DETECT_PENDING) return 0; /* the common case */
+    const detect_pad_state_t *s = &d->st[pad];
+    if (s->state != DETECT_PENDING) return 0; /* the common case */
+    /* Waiting for the neighbours' scans: one compare, not the slow path. */
+    if ((int32_t)(now_us - s->decide_us) < 0) return 0;
     return detect_poll_pad_slow(d, pad, now_us, out);
 }
 

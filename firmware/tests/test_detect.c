@@ -216,6 +216,35 @@ static void test_poll_buffer_small(void) {
     CHECK(out[0].onset_us <= out[1].onset_us, "sorted by onset");
 }
 
+/* Feed pad 0 a 1.5 ms contact from t = 0 the way the firmware does (sample,
+ * then poll that pad, every 100 us); at change_at_us set its crosstalk window
+ * to new_xwin_us. Returns when the hit was decided (0xFFFFFFFF: never). */
+static uint32_t decided_at(uint32_t change_at_us, uint32_t new_xwin_us) {
+    detect_t d;
+    detect_init(&d, 2);
+    for (uint32_t t = 100; t < 20000; t += 100) {
+        if (t == change_at_us) {
+            d.pad[0].xwin_us = new_xwin_us;
+            detect_settings_changed(&d);
+        }
+        detect_sample(&d, 0, t <= 1500 ? 900 : 0, t);
+        detect_sample(&d, 1, 0, t + 50);
+        detect_hit_t h;
+        if (detect_poll_pad(&d, 0, t + 50, &h)) return t + 50;
+    }
+    return 0xFFFFFFFFu;
+}
+
+static void test_decide_time(void) {
+    /* A contact is decided once its crosstalk window and the longest scan
+     * are over (onset 100 + 5000 + 2000), not before... */
+    uint32_t t = decided_at(0, 0);
+    CHECK(t >= 7100 && t <= 7200, "decided at %u us, expected at 7100..7200 (onset + window + scan)", t);
+    /* ...and a window changed while it waits applies to it at once. */
+    t = decided_at(3000, 1000);
+    CHECK(t >= 3100 && t <= 3200, "window cut to 1 ms at 3000 us: decided at %u us, expected 3100..3200", t);
+}
+
 int main(int argc, char **argv) {
     if (getenv("TEST_SCAN_PERIOD_US")) SCAN_PERIOD_US = (unsigned)atoi(getenv("TEST_SCAN_PERIOD_US"));
     /* The firmware's scan period depends on the build and on what it is
@@ -234,6 +263,7 @@ int main(int argc, char **argv) {
     test_mask();
     test_onset_not_peak();
     test_poll_buffer_small();
+    test_decide_time();
     printf("sizeof(detect_t) = %u bytes\n", (unsigned)sizeof(detect_t));
     if (failures) {
         printf("%d failure(s)\n", failures);
