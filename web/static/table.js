@@ -25,6 +25,7 @@
     var list = $("players");
     list.innerHTML = "";
     var players = state.players || [];
+    if (!players.length) { list.appendChild(T.el("li", { "class": "empty-note" }, "Nobody at the table yet: add the players below.")); }
     players.forEach(function (p, index) {
       var li = T.el("li", { "class": "player", "data-player": p.id });
       var colour = T.el("input", { type: "color", value: p.colour || "#888888", "aria-label": "colour of " + p.name, "class": "player-colour" });
@@ -51,8 +52,20 @@
       [colour, name, pad, up, down, remove].forEach(function (e) { li.appendChild(e); });
       list.appendChild(li);
     });
-    padOptions($("new-pad"), state, null);
+    // A new player gets the first free pad and a colour nobody has yet, so
+    // "Add" alone seats a ready player.
+    var taken = players.map(function (p) { return p.pad; });
+    var count = (state.pads && state.pads.count) || 0;
+    var free = null;
+    for (var n = 1; n <= count && free === null; n++) { if (taken.indexOf(n) < 0) { free = n; } }
+    padOptions($("new-pad"), state, free);
+    var used = players.map(function (p) { return (p.colour || "").toLowerCase(); });
+    var colour = PALETTE.filter(function (c) { return used.indexOf(c) < 0; })[0];
+    if (colour) { $("new-colour").value = colour; }
   }
+
+  // Distinct at a glance, also for common colour blindness (Okabe–Ito based).
+  var PALETTE = ["#e4572e", "#0072b2", "#f0e442", "#009e73", "#cc79a7", "#56b4e9", "#e69f00", "#ffffff"];
 
   function move(players, index, delta) {
     var order = players.map(function (p) { return p.id; });
@@ -61,21 +74,125 @@
     api.command("seat_players", { order: order });
   }
 
-  function settingInput(key, value) {
-    var label = T.el("label", { "class": "setting" });
-    label.appendChild(T.el("span", {}, key.replace(/_/g, " ")));
+  /* How each setting reads at the table. Keyed "kind.key" first, then "key".
+   * type: number (null = empty with an "auto" placeholder), player (a seat
+   * picker; "" = null), choice, counts (a dict of whole numbers). Settings marked
+   * advanced go into a folded <details>, so the form fits one phone screen. */
+  var SETTING_INFO = {
+    "taco.mode": { label: "Cards", type: "choice", choices: [["digital", "digital cards"], ["physical", "real cards"]] },
+    "taco.tempo_ms": { label: "Time between flips", unit: "ms", min: 200 },
+    "taco.speedup_ms": { label: "Speed-up per flip", unit: "ms", min: 0 },
+    "taco.min_tempo_ms": { label: "Fastest flip", unit: "ms", min: 200, advanced: true },
+    "taco.cards_each": { label: "Cards each", hint: "auto: 12, 10 or 8 by table size", min: 1, max: 64 },
+    "taco.dealer": { label: "Dealer", type: "player", empty: "first seat", random: true },
+    "taco.quorum": { label: "Slaps that close a pile (physical)", hint: "auto: more than half the table", min: 1, max: 8, advanced: true },
+    "taco.deck": { label: "Deck", type: "counts", unit: "cards", advanced: true },
+    "taco.lead_in_ms": { label: "Lead-in before the first flip", unit: "ms", min: 0, advanced: true },
+    "taco.after_verdict_ms": { label: "Pause after a verdict", unit: "ms", min: 0, advanced: true },
+    "taco.timeout_ms": { label: "Slap window", unit: "ms", min: 200, advanced: true },
+    "taco.grace_ms": { label: "Grace for late hits", unit: "ms", min: 0, advanced: true },
+    "taco.false_start_ms": { label: "Too soon (flinch) under", unit: "ms", min: 0, advanced: true },
+    "taco.mask_ms": { label: "Bounce mask", unit: "ms", min: 0, advanced: true },
+    "taco.follow_ms": { label: "Follow time (physical)", unit: "ms", min: 100, advanced: true },
+    "taco.settle_ms": { label: "Settle after a verdict (physical)", unit: "ms", min: 0, advanced: true },
+    "tap4.target": { label: "Game ends at", unit: "points", min: 1 },
+    "tap4.first_starter": { label: "First to start", type: "player", empty: "first seat" },
+    "tactile.first_player": { label: "First player", type: "player", empty: "first seat" },
+    "tactile.layout": { label: "Board tiles", type: "choice", choices: [["shuffle", "shuffled"], ["enter", "entered by hand"]] },
+    "tactile.pad_ends_turn": { label: "A pad slap ends the turn" },
+    "tactile.push_needs_contact": { label: "Push needs contact" },
+    "tactile.deck_size": { label: "Deck", unit: "cards", min: 1, advanced: true },
+    "tactile.resources": { label: "Resources", type: "counts", unit: "each", advanced: true },
+    "tactile.tiles": { label: "Tiles", type: "counts", unit: "each", advanced: true },
+    "tapeworm.deck_size": { label: "Deck", unit: "cards", min: 1 },
+    "tapeworm.first_player": { label: "First player", type: "player", empty: "random" }
+  };
+
+  function settingInfo(kind, key, value) {
+    var info = SETTING_INFO[kind + "." + key] || SETTING_INFO[key] || {};
+    var out = {};
+    Object.keys(info).forEach(function (k) { out[k] = info[k]; });
+    out.label = out.label || (key.charAt(0).toUpperCase() + key.slice(1)).replace(/_ms$/, "").replace(/_/g, " ");
+    if (!out.unit && /_ms$/.test(key)) { out.unit = "ms"; }
+    if (!out.type) {
+      if (typeof value === "boolean") { out.type = "bool"; }
+      else if (typeof value === "number" || (value === null && out.min !== undefined)) { out.type = "number"; }
+      else if (typeof value === "string") { out.type = "string"; }
+      else if (value && typeof value === "object" && !Array.isArray(value) &&
+               Object.keys(value).every(function (k) { return typeof value[k] === "number"; })) { out.type = "counts"; }
+      else { out.type = "json"; }
+    }
+    return out;
+  }
+
+  function numberInput(attrs, value, info) {
+    var input = T.el("input", attrs);
+    input.type = "number";
+    input.inputMode = "numeric";
+    if (info.min !== undefined) { input.min = String(info.min); }
+    if (info.max !== undefined) { input.max = String(info.max); }
+    // Every numeric setting is whole (ms, cards, points); step 1 keeps any whole value valid.
+    input.step = "1";
+    input.placeholder = info.placeholder || "auto";
+    input.value = value === null || value === undefined ? "" : String(value);
+    return input;
+  }
+
+  function withUnit(input, unit) {
+    var box = T.el("span", { "class": "setting-value" });
+    box.appendChild(input);
+    // Numbers always get the unit column (maybe empty) so their boxes line up.
+    if (unit || input.type === "number") { box.appendChild(T.el("span", { "class": "unit" }, unit || "")); }
+    return box;
+  }
+
+  function settingInput(key, value, info, state) {
+    if (info.type === "counts") {
+      var field = T.el("fieldset", { "class": "setting-counts", "data-key": key });
+      field.appendChild(T.el("legend", {}, info.label));
+      Object.keys(value || {}).forEach(function (sub) {
+        var row = T.el("label", { "class": "setting" });
+        row.appendChild(T.el("span", { "class": "setting-label" }, sub));
+        var input = numberInput({ "data-key": key, "data-sub": sub, "data-type": "counts" }, value[sub], { min: 0, placeholder: "0" });
+        row.appendChild(withUnit(input, info.unit));
+        field.appendChild(row);
+      });
+      return field;
+    }
+    var label = T.el("label", { "class": "setting" + (info.type === "bool" ? " check" : "") });
     var input;
-    if (typeof value === "boolean") {
+    if (info.type === "bool") {
       input = T.el("input", { type: "checkbox", "data-key": key, "data-type": "bool" });
-      input.checked = value;
-    } else if (typeof value === "number") {
-      input = T.el("input", { type: "number", step: "any", value: String(value), "data-key": key, "data-type": "number" });
-    } else if (typeof value === "string") {
+      input.checked = !!value;
+      label.appendChild(input);
+      label.appendChild(T.el("span", { "class": "setting-label" }, info.label));
+      return label;
+    }
+    var text = T.el("span", { "class": "setting-label" }, info.label);
+    if (info.hint) { text.appendChild(T.el("small", {}, info.hint)); }
+    label.appendChild(text);
+    if (info.type === "number") {
+      input = numberInput({ "data-key": key, "data-type": "number" }, value, info);
+    } else if (info.type === "player") {
+      input = T.el("select", { "data-key": key, "data-type": "player" });
+      input.appendChild(T.el("option", { value: "" }, info.empty || "auto"));
+      if (info.random) { input.appendChild(T.el("option", { value: "random" }, "random")); }
+      (state.players || []).forEach(function (p) {
+        input.appendChild(T.el("option", { value: String(p.id) }, p.name));
+      });
+      input.value = value === null || value === undefined ? "" : String(value);
+    } else if (info.type === "choice") {
+      input = T.el("select", { "data-key": key, "data-type": "string" });
+      info.choices.forEach(function (c) { input.appendChild(T.el("option", { value: c[0] }, c[1])); });
+      input.value = value;
+    } else if (info.type === "string") {
       input = T.el("input", { value: value, "data-key": key, "data-type": "string" });
     } else {
-      input = T.el("input", { value: JSON.stringify(value), "data-key": key, "data-type": "json" });
+      // Anything the form does not know yet: editable JSON, empty for null.
+      input = T.el("input", { "data-key": key, "data-type": "json", placeholder: "auto" });
+      input.value = value === null || value === undefined ? "" : JSON.stringify(value);
     }
-    label.appendChild(input);
+    label.appendChild(withUnit(input, info.unit));
     return label;
   }
 
@@ -110,20 +227,29 @@
     var kind = $("start-kind").value;
     var game = games.filter(function (g) { return g.kind === kind; })[0];
     var box = $("start-settings");
-    box.querySelectorAll("label").forEach(function (l) { l.remove(); });
+    Array.prototype.slice.call(box.children).forEach(function (c) { if (c.tagName !== "LEGEND") { c.remove(); } });
     var settings = (game && game.settings) || {};
-    Object.keys(settings).forEach(function (k) { box.appendChild(settingInput(k, settings[k])); });
+    var advanced = T.el("details", { "class": "advanced" });
+    advanced.appendChild(T.el("summary", {}, "Advanced"));
+    Object.keys(settings).forEach(function (k) {
+      var info = settingInfo(kind, k, settings[k]);
+      (info.advanced ? advanced : box).appendChild(settingInput(k, settings[k], info, state));
+    });
+    if (advanced.children.length > 1) { box.appendChild(advanced); }
     box.hidden = Object.keys(settings).length === 0;
   }
 
   function readSettings() {
     var out = {};
-    $("start-settings").querySelectorAll("input[data-key]").forEach(function (input) {
+    $("start-settings").querySelectorAll("[data-type]").forEach(function (input) {
       var key = input.getAttribute("data-key");
       var type = input.getAttribute("data-type");
+      var v = input.value.trim ? input.value.trim() : input.value;
       if (type === "bool") { out[key] = input.checked; }
-      else if (type === "number") { out[key] = input.value === "" ? null : Number(input.value); }
-      else if (type === "json") { try { out[key] = JSON.parse(input.value); } catch (e) { out[key] = input.value; } }
+      else if (type === "number") { out[key] = v === "" ? null : Number(v); }
+      else if (type === "counts") { out[key] = out[key] || {}; out[key][input.getAttribute("data-sub")] = v === "" ? 0 : Number(v); }
+      else if (type === "player") { out[key] = v === "" ? null : v === "random" ? "random" : parseInt(v, 10); }
+      else if (type === "json") { if (v === "") { out[key] = null; } else { try { out[key] = JSON.parse(v); } catch (e) { out[key] = v; } } }
       else { out[key] = input.value; }
     });
     return out;
@@ -131,9 +257,13 @@
 
   function renderHits(state) {
     var pads = state.pads || {};
-    $("pads-status").textContent = (pads.source || "?") + " pads · " + (pads.count || 0) + " pads · resolution " + (pads.resolution_us || "?") + " µs";
+    var source = pads.source === "sim" ? "simulated" : (pads.source || "?");
+    $("pads-status").textContent = (pads.count || 0) + " " + source + " pads · timing to " + (pads.resolution_us || "?") + " µs";
     var list = $("recent-hits");
     list.innerHTML = "";
+    if (!(state.recent_hits || []).length) {
+      list.appendChild(T.el("li", { "class": "empty-note" }, "No hits yet: slap a pad to check it."));
+    }
     (state.recent_hits || []).slice(-5).reverse().forEach(function (h) {
       var who = h.player !== null && h.player !== undefined ? T.playerName(state, h.player) : "unassigned";
       list.appendChild(T.el("li", {}, "pad " + h.pad + " · " + who + " · " + h.kind));
@@ -148,6 +278,18 @@
     T.renderGame($("game"), state, "phone");
   }
 
+  /* "29 Nov, 22:27 · 12 min" in the phone's own time zone, or "… · running". */
+  function when(started, ended) {
+    var a = started ? new Date(started) : null;
+    if (!a || isNaN(a.getTime())) { return started || ""; }
+    var text = a.toLocaleString([], { day: "numeric", month: "short", hour: "2-digit", minute: "2-digit" });
+    if (!ended) { return text + " · running"; }
+    var b = new Date(ended);
+    if (isNaN(b.getTime())) { return text; }
+    var minutes = Math.max(0, Math.round((b - a) / 60000));
+    return text + " · " + (minutes < 60 ? minutes + " min" : Math.floor(minutes / 60) + " h " + (minutes % 60) + " min");
+  }
+
   var gamesSeen = null;
   function refreshPastGames(state) {
     var id = state.game ? state.game.game_id : null;
@@ -156,12 +298,14 @@
     fetch("/api/games", { credentials: "same-origin" }).then(function (r) { return r.json(); }).then(function (data) {
       var list = $("past-games");
       list.innerHTML = "";
-      (data.games || []).forEach(function (g) {
+      var games = data.games || [];
+      if (!games.length) { list.appendChild(T.el("li", { "class": "empty-note" }, "No games played yet.")); }
+      games.forEach(function (g) {
         var li = T.el("li");
-        li.appendChild(T.el("span", {}, g.title + " · " + (g.started || "") + (g.ended ? "" : " (running)") + " "));
-        li.appendChild(T.el("a", { href: "/api/games/" + g.game_id + "/export.json" }, "JSON"));
-        li.appendChild(document.createTextNode(" "));
-        li.appendChild(T.el("a", { href: "/api/games/" + g.game_id + "/export.csv" }, "CSV"));
+        li.appendChild(T.el("span", { "class": "past-title" }, g.title));
+        li.appendChild(T.el("span", { "class": "past-when" }, when(g.started, g.ended)));
+        li.appendChild(T.el("a", { href: "/api/games/" + g.game_id + "/export.json", "aria-label": g.title + " as JSON" }, "JSON"));
+        li.appendChild(T.el("a", { href: "/api/games/" + g.game_id + "/export.csv", "aria-label": g.title + " as CSV" }, "CSV"));
         list.appendChild(li);
       });
     }).catch(function () { /* the list is a convenience */ });
