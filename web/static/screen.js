@@ -13,6 +13,8 @@
     T.latestState = state;
     var game = state.game;
     document.getElementById("screen-title").textContent = game ? game.title : "Tabletop";
+    // While a game runs it owns the screen: the seat strip and last hit shrink (CSS).
+    document.body.classList.toggle("game-on", !!game);
     T.renderGame(document.getElementById("screen-game"), state, "screen");
 
     var hits = state.recent_hits || [];
@@ -36,8 +38,8 @@
     (state.players || []).forEach(function (p) {
       var li = T.el("li", { "data-player": p.id });
       li.style.borderColor = p.colour;
-      li.appendChild(T.el("span", { "class": "name" }, p.name));
-      li.appendChild(T.el("span", { "class": "seat-pad" }, p.pad ? "pad " + p.pad : "no pad"));
+      li.appendChild(T.el("span", { "class": "name", title: p.name }, p.name));
+      li.appendChild(T.el("span", { "class": "seat-pad" + (p.pad ? "" : " no-pad") }, p.pad ? "pad " + p.pad : "no pad"));
       if (last && last.player === p.id) { li.classList.add("hit"); }
       list.appendChild(li);
     });

@@ -274,6 +274,8 @@
     var game = state.game;
     $("game-title").textContent = game ? game.title : "No game running";
     $("game-actions").hidden = !game;
+    // The table refuses a second game while one runs: show the form only when it can work.
+    $("new-game").hidden = !!game;
     if (game) { $("undo").disabled = !game.can_undo; }
     T.renderGame($("game"), state, "phone");
   }
@@ -304,8 +306,10 @@
         var li = T.el("li");
         li.appendChild(T.el("span", { "class": "past-title" }, g.title));
         li.appendChild(T.el("span", { "class": "past-when" }, when(g.started, g.ended)));
-        li.appendChild(T.el("a", { href: "/api/games/" + g.game_id + "/export.json", "aria-label": g.title + " as JSON" }, "JSON"));
-        li.appendChild(T.el("a", { href: "/api/games/" + g.game_id + "/export.csv", "aria-label": g.title + " as CSV" }, "CSV"));
+        var links = T.el("span", { "class": "past-links" });
+        links.appendChild(T.el("a", { href: "/api/games/" + g.game_id + "/export.json", "aria-label": g.title + " as JSON" }, "JSON"));
+        links.appendChild(T.el("a", { href: "/api/games/" + g.game_id + "/export.csv", "aria-label": g.title + " as CSV" }, "CSV"));
+        li.appendChild(links);
         list.appendChild(li);
       });
     }).catch(function () { /* the list is a convenience */ });

@@ -38,7 +38,8 @@
     ".taco .tc-pile { border-left: 0.45rem solid #888; background: #1b1d22; border-radius: 0.4rem; padding: 0.3rem 0.5rem; }",
     ".taco .tc-pile .n { font-size: 1.5rem; font-weight: 800; font-variant-numeric: tabular-nums; }",
     ".taco .tc-pile.beat { outline: 3px solid var(--accent, #f2a541); }",
-    ".taco .tc-pile.slapped .name::after { content: ' ✋'; }",
+    ".taco .tc-pile .name { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }",
+    ".taco .tc-pile.slapped .name::before { content: '✋ '; }",
     ".taco .tc-verdict { border: 2px solid var(--tc-line); border-radius: 0.7rem; padding: 0.5rem; margin: 0.5rem 0; }",
     ".taco .tc-verdict.fresh { border-color: var(--accent, #f2a541); }",
     ".taco .tc-reason { font-weight: 700; margin-bottom: 0.3rem; }",
@@ -134,7 +135,7 @@
       var classes = "tc-pile" + (view.beat && view.beat.player === p.player ? " beat" : "") +
         (slapped.indexOf(p.player) >= 0 ? " slapped" : "");
       var box = h("div", { "class": classes, "data-player": p.player }, [
-        h("div", { "class": "name" }, nameOf(state, p.player)),
+        h("div", { "class": "name", title: nameOf(state, p.player) }, nameOf(state, p.player)),
         h("div", { "class": "n", "data-taco": "pile-count" }, p.count === null ? "?" : String(p.count))
       ]);
       box.style.borderLeftColor = colourOf(state, p.player);

@@ -58,7 +58,8 @@
     ".tactile .tt-entry input { width: 3rem; font-size: 1.1rem; text-align: center; }",
     ".tactile .tt-log { font-size: 0.8rem; max-height: 12rem; overflow-y: auto; padding-left: 1.2rem; }",
     ".tactile .tt-outcome { font-size: 1.2rem; font-weight: 800; color: var(--ok, #5cb85c); }",
-    "body.screen .tactile .tt-screen { display: grid; grid-template-columns: 3fr 2fr; gap: 1.5rem; align-items: start; }",
+    "@media (min-width: 700px) { body.screen .tactile .tt-screen { display: grid; grid-template-columns: 3fr 2fr; gap: 1.5rem; align-items: start; } }",
+    ".tactile .tt-screen > * { min-width: 0; }",
     "body.screen .tactile .tt-board { max-width: min(40rem, 72vh); }",
     "body.screen .tactile .tt-players, body.screen .tactile .tt-market { font-size: 1rem; }",
     "body.screen .tactile .tt-disc { width: 2.6rem; height: 2.6rem; font-size: 1rem; }"

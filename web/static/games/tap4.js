@@ -24,7 +24,7 @@
     ".tap4 .t4-wrap { overflow-x: auto; -webkit-overflow-scrolling: touch; }",
     ".tap4 table.t4-sheet { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }",
     ".tap4 .t4-sheet th, .tap4 .t4-sheet td { border-bottom: 1px solid var(--t4-line); padding: 0.3rem 0.25rem; text-align: center; }",
-    ".tap4 .t4-sheet thead th { border-bottom-width: 4px; font-size: 0.9rem; overflow-wrap: anywhere; }",
+    ".tap4 .t4-sheet thead th { border-bottom-width: 4px; font-size: 0.9rem; overflow-wrap: break-word; hyphens: auto; }",
     ".tap4 .t4-sheet td .pts { display: block; font-size: 1.05rem; }",
     ".tap4 .t4-sheet td .run { display: block; font-size: 0.75rem; color: var(--muted, #9aa0aa); }",
     ".tap4 .t4-sheet td.out .pts::after { content: ' ★'; color: var(--ok, #5cb85c); }",
@@ -60,7 +60,8 @@
     ".tap4 table.t4-stats th:first-child, .tap4 table.t4-stats td:first-child { text-align: left; }",
     "body.screen .tap4 .t4-sheet td .pts { font-size: 2rem; }",
     "body.screen .tap4 .t4-sheet td .run { font-size: 1.1rem; }",
-    "body.screen .tap4 .t4-screen { display: grid; grid-template-columns: 3fr 2fr; gap: 1.5rem; align-items: start; }"
+    "@media (min-width: 700px) { body.screen .tap4 .t4-screen { display: grid; grid-template-columns: 3fr 2fr; gap: 1.5rem; align-items: start; } }",
+    ".tap4 .t4-screen > * { min-width: 0; }"
   ].join("\n");
 
   function cardLabel(k) { return LABEL[k] || k; }
