@@ -209,6 +209,8 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
         raise ConfigError(f"config file {found} does not exist; create it or leave out --config") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {found} is not valid TOML: {exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"config file {found} is not UTF-8 text; TOML files are text") from None
     except OSError as exc:
         raise ConfigError(f"config file {found} cannot be read: {exc.strerror}") from None
     return parse_config(data, found)

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -145,6 +146,48 @@ def test_serve_refuses_a_bad_config_with_a_clear_message(tmp_path: Path) -> None
     )
     assert proc.returncode == 2
     assert "server.pin" in proc.stderr
+
+
+def _serve_in_process(tmp_path: Path, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    from companion.cli import main
+
+    code = main(["serve", "--no-qr", "--data", str(tmp_path / "d"), *args])
+    return code, capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("--port", "70000"), "--port 70000: expected 1 to 65535"),  # waitress would have wrapped it to 4464
+        (("--port", "-1"), "--port -1: expected 1 to 65535"),
+        (("--host", " "), "--host is empty"),
+        (("--host", "999.1.1.1", "--port", "0"), "not an address of this machine"),
+    ],
+)
+def test_serve_refuses_bad_options_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                               args: tuple[str, ...], message: str) -> None:
+    code, err = _serve_in_process(tmp_path, capsys, *args)
+    assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_serve_names_a_port_in_use(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code, err = _serve_in_process(tmp_path, capsys, "--host", "127.0.0.1", "--port", str(port))
+    assert code == 2 and f"port {port}: another program" in err
+
+
+def test_serve_refuses_unusable_data_dirs_and_binary_configs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a_file = tmp_path / "not-a-dir"
+    a_file.write_text("x")
+    code, err = _serve_in_process(tmp_path, capsys, "--data", str(a_file / "sub"), "--port", "0")
+    assert code == 2 and "cannot be used" in err
+    binary = tmp_path / "binary.toml"
+    binary.write_bytes(bytes(range(128, 256)))
+    code, err = _serve_in_process(tmp_path, capsys, "--config", str(binary), "--port", "0")
+    assert code == 2 and "not UTF-8 text" in err
 
 
 def _all_events(port: int) -> tuple[list[dict], dict]:

@@ -13,6 +13,7 @@ bounds how many phones can watch at once.
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import signal
 import socket
@@ -96,11 +97,17 @@ def run(args: argparse.Namespace) -> int:
     from waitress.server import create_server
 
     from companion.config import load_config, with_overrides
+    from companion.errors import ConfigError
     from companion.service import TableService
     from companion.store import EventStore
     from hardware.factory import open_source
     from web import create_app, table_context
 
+    if args.port is not None and not 0 <= args.port <= 65535:
+        # waitress would silently wrap 70000 to 4464.
+        raise ConfigError(f"--port {args.port}: expected 1 to 65535 (or 0 for any free port)")
+    if args.host is not None and not args.host.strip():
+        raise ConfigError("--host is empty; give an address such as 0.0.0.0 (the whole LAN) or 127.0.0.1")
     config = load_config(args.config)
     config = with_overrides(
         config,
@@ -110,7 +117,11 @@ def run(args: argparse.Namespace) -> int:
         data_dir=Path(args.data).expanduser() if args.data else None,
         serial_port=args.serial_port,
     )
-    config.data_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        config.data_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"the data directory {config.data_dir} cannot be used ({exc.strerror}); "
+                          "point --data (or data_dir in the config) at a directory you can write") from None
 
     source = open_source(config)
     store = EventStore(config.database_path)
@@ -120,18 +131,28 @@ def run(args: argparse.Namespace) -> int:
     try:
         app = create_app(service=service, config=config)
         ctx = table_context(app)
-        server = create_server(
-            app,
-            host=config.server_host,
-            port=config.server_port,
-            threads=config.server_threads,
-            ident="tabletop",
-            outbuf_high_watermark=OUTBUF_HIGH_WATERMARK,
-            # Keep reading while a request runs so a closed SSE connection is
-            # noticed at once (waitress.client_disconnected), freeing its thread.
-            channel_request_lookahead=1,
-            asyncore_use_poll=True,
-        )
+        try:
+            server = create_server(
+                app,
+                host=config.server_host,
+                port=config.server_port,
+                threads=config.server_threads,
+                ident="tabletop",
+                outbuf_high_watermark=OUTBUF_HIGH_WATERMARK,
+                # Keep reading while a request runs so a closed SSE connection is
+                # noticed at once (waitress.client_disconnected), freeing its thread.
+                channel_request_lookahead=1,
+                asyncore_use_poll=True,
+            )
+        except (OSError, ValueError) as exc:
+            # ValueError: waitress could not resolve the host; OSError: in use, not ours, no permission.
+            if isinstance(exc, OSError) and exc.errno == errno.EADDRINUSE:
+                hint = "another program (another tabletop?) uses that port; stop it or choose another --port"
+            elif isinstance(exc, OSError):
+                hint = f"{exc.strerror or exc}; choose another --port, or --host 0.0.0.0 for the whole LAN"
+            else:
+                hint = "that is not an address of this machine; use --host 0.0.0.0 for the whole LAN"
+            raise ConfigError(f"cannot listen on {config.server_host} port {config.server_port}: {hint}") from None
         port = int(getattr(server, "effective_port", config.server_port))
 
         def _stop(signum: int, frame: FrameType | None) -> None:
