@@ -5,7 +5,9 @@ One line per hit: pad, player (from the config's ``[[players]]``), onset in
 in ms. Source notices (connected, disconnected, dropped lines) are printed
 between them. With simulated pads it reads keys from stdin (see
 hardware.keyboard); with ``--script`` it replays a hit file and exits when
-the file is done. Ctrl-C exits cleanly.
+the file is done. With the serial pad box the header waits for the box's
+HELLO (its pad count and resolution); no HELLO within ``--wait`` seconds is
+a clear message and exit code 1. Ctrl-C exits cleanly.
 """
 
 from __future__ import annotations
