@@ -349,6 +349,10 @@ def test_wrong_method_and_unknown_path_answer_json(client: FlaskClient, table_se
     assert "POST" in response.headers["Allow"]
     rejected(table_service, lambda: client.put("/api/state"), 405, "not allowed")
     rejected(table_service, lambda: client.get("/api/no/such/thing"), 404, "no API endpoint")
+    # The games' data endpoints (JSON, SVG, CSV) answer errors in JSON too, not Flask's HTML pages.
+    rejected(table_service, lambda: client.post("/games/tap4/summary"), 405, "POST is not allowed")
+    rejected(table_service, lambda: client.get("/games/nope/stats.json"), 404, "no API endpoint")
+    assert client.get("/no-such-page").mimetype == "text/html"  # pages keep Flask's HTML error pages
 
 
 def test_a_bug_is_a_logged_500(seated: FlaskClient, caplog: pytest.LogCaptureFixture) -> None:

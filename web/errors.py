@@ -47,8 +47,12 @@ def status_for(exc: BaseException) -> int:
     return 500
 
 
+#: Path prefixes that serve data (JSON, SVG, CSV), never pages: their errors are JSON too.
+JSON_PREFIXES = ("/api/", "/games/")
+
+
 def _wants_json() -> bool:
-    return request.path.startswith("/api/") or request.path == "/api"
+    return request.path.startswith(JSON_PREFIXES) or request.path == "/api"
 
 
 def register(app: Flask) -> None:
