@@ -222,8 +222,20 @@
     document.head.appendChild(style);
   }
 
+  /* True for colours where black text reads better than white (relative luminance). */
+  function isLight(hex) {
+    var m = /^#?([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(hex || "");
+    if (!m) { return false; }
+    var lum = [m[1], m[2], m[3]].map(function (x) {
+      var c = parseInt(x, 16) / 255;
+      return c <= 0.03928 ? c / 12.92 : Math.pow((c + 0.055) / 1.055, 2.4);
+    });
+    return 0.2126 * lum[0] + 0.7152 * lum[1] + 0.0722 * lum[2] > 0.4;
+  }
+
   window.Tabletop = {
     h: h,
+    isLight: isLight,
     injectCss: injectCss,
     api: api,
     live: live,

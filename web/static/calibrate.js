@@ -102,7 +102,11 @@
   function loadSettings() {
     return fetch("/api/calibration", { credentials: "same-origin" }).then(function (r) { return r.json(); }).then(function (info) {
       var status = document.getElementById("box-status");
-      status.textContent = info.message || "";
+      // The server writes commands between backticks: show them as code, not as raw marks.
+      status.textContent = "";
+      (info.message || "").split("`").forEach(function (part, i) {
+        status.appendChild(i % 2 ? T.el("code", {}, part) : document.createTextNode(part));
+      });
       if (info.settings) {
         Object.keys(info.settings).forEach(function (k) { settings[k] = info.settings[k]; showSettings(parseInt(k, 10)); });
       }

@@ -51,6 +51,8 @@
       var p = owners[el.getAttribute("data-pad")];
       el.querySelector(".pad-player").textContent = p ? p.name : "";
       el.style.backgroundColor = p ? p.colour : "";
+      // Dark text on light pad colours (yellow, white), white text on dark ones.
+      el.style.color = p && T.isLight(p.colour) ? "#111" : "";
     });
   }
 
