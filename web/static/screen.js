@@ -20,6 +20,13 @@
     var hits = state.recent_hits || [];
     var last = hits.length ? hits[hits.length - 1] : null;
     var lastEl = document.getElementById("last-hit");
+    if (!last) {
+      // Before the first slap: say what to do rather than show an empty band.
+      lastEl.textContent = game ? "Waiting for the first slap…" : "Start a game from a phone";
+      lastEl.classList.add("idle");
+    } else {
+      lastEl.classList.remove("idle");
+    }
     if (last) {
       lastEl.textContent = describeHit(state, last);
       lastEl.setAttribute("data-pad", last.pad);

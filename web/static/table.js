@@ -210,7 +210,8 @@
       select.appendChild(o);
     });
     var players = $("start-players");
-    players.querySelectorAll("label").forEach(function (l) { l.remove(); });
+    players.querySelectorAll("label, .empty-note").forEach(function (l) { l.remove(); });
+    if (!(state.players || []).length) { players.appendChild(T.el("p", { "class": "empty-note" }, "Add the players first (below).")); }
     (state.players || []).forEach(function (p) {
       var l = T.el("label", { "class": "check" });
       var c = T.el("input", { type: "checkbox", value: String(p.id), name: "players" });
