@@ -9,8 +9,11 @@ that already has a history unless told to, and even then keeps the old one.
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import io
 import json
+import os
 import sqlite3
 import tarfile
 import tempfile
@@ -129,7 +132,39 @@ def import_data(archive: Path, data_dir: Path, *, force: bool = False) -> dict[s
     return manifest
 
 
+#: The byte of the ``-shm`` file on which every open SQLite connection to a WAL database holds a
+#: shared lock (the unix VFS's "dead man switch", UNIX_SHM_DMS in os_unix.c).
+SHM_DMS_BYTE = 128
+
+
+def _wal_in_use(db: Path) -> bool:
+    """True if another process has the WAL database ``db`` open (e.g. the running service).
+
+    An idle connection in WAL mode holds no lock on the database file itself, so
+    ``BEGIN EXCLUSIVE`` succeeds beside a running service; the shared lock on the
+    ``-shm`` file shows it. (POSIX locks do not conflict within one process: this
+    only sees other processes, which is what matters here.)
+    """
+    try:
+        fd = os.open(db.with_name(db.name + "-shm"), os.O_RDWR)
+    except OSError:
+        return False  # no -shm file: nobody has the database open in WAL mode
+    try:
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, SHM_DMS_BYTE)
+        except OSError as exc:
+            if exc.errno in (errno.EAGAIN, errno.EACCES):
+                return True
+            raise
+        fcntl.lockf(fd, fcntl.LOCK_UN, 1, SHM_DMS_BYTE)
+        return False
+    finally:
+        os.close(fd)
+
+
 def _check_not_in_use(db: Path) -> None:
+    if _wal_in_use(db):
+        raise InputError(f"{db} is in use by a running tabletop service: stop it first (sudo systemctl stop tabletop)")
     conn = sqlite3.connect(db, timeout=0.2)
     try:
         conn.execute("BEGIN EXCLUSIVE")

@@ -76,3 +76,33 @@ def test_bad_archives_are_refused_and_change_nothing(tmp_path: Path, capsys, kin
 def test_export_of_an_empty_data_dir_says_so(tmp_path: Path, capsys) -> None:
     assert main(["export", str(tmp_path / "x.tar.gz"), "--data", str(tmp_path)]) == 2
     assert "nothing to export" in capsys.readouterr().err
+
+
+def test_import_refuses_to_replace_the_log_of_a_running_service(tmp_path: Path, capsys) -> None:
+    # In WAL mode an idle service holds no lock on the database file, so BEGIN EXCLUSIVE alone
+    # did not notice it: --force renamed the directory under the running service.
+    import subprocess
+    import sys
+
+    archive = tmp_path / "b.tar.gz"
+    main(["export", str(archive), "--data", str(make_data(tmp_path / "a", 3))])
+    target = tmp_path / "target"
+    target.mkdir()
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys; from companion.store import EventStore, NewEvent;"
+         f"s = EventStore({str(target / 'tabletop.sqlite3')!r}); s.append([NewEvent('x')]);"
+         "print('open', flush=True); sys.stdin.read()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[1],
+    )
+    try:
+        assert holder.stdout.readline().strip() == "open"
+        assert main(["import", str(archive), "--data", str(target), "--force"]) == 2
+        assert "in use by a running tabletop service" in capsys.readouterr().err
+        assert [p.name for p in tmp_path.iterdir() if p.name.startswith("target.before-import-")] == []
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=60)
+    # Once the service has stopped, the same import goes ahead.
+    assert main(["import", str(archive), "--data", str(target), "--force"]) == 0
+    assert count(target / "tabletop.sqlite3") == 3

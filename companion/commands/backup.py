@@ -30,12 +30,14 @@ def _data_dir(args: argparse.Namespace) -> Path:
 
 
 def run_export(args: argparse.Namespace) -> int:
+    """``tabletop export ARCHIVE``: write the data directory to a .tar.gz."""
     manifest = export_data(_data_dir(args), Path(args.archive))
     print(f"exported {manifest['events']} events and {len(manifest['files'])} files to {args.archive}")
     return 0
 
 
 def run_import(args: argparse.Namespace) -> int:
+    """``tabletop import ARCHIVE``: restore a data directory from an export."""
     data = _data_dir(args)
     manifest = import_data(Path(args.archive), data, force=args.force)
     print(f"imported {manifest['events']} events into {data}")
