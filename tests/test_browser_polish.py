@@ -125,7 +125,7 @@ def test_start_form_is_readable_and_starts_every_game_with_its_defaults(phone: A
     expect()(deck.locator("input[data-sub=taco]")).to_have_value("11")
 
 
-@pytest.mark.parametrize("kind", ["taco", "tap4"])
+@pytest.mark.parametrize("kind", KINDS)
 def test_no_page_scrolls_sideways_on_a_phone_with_a_long_name_in_a_game(
         phone: Any, games_server: LiveServer, kind: str) -> None:
     service = games_server.service

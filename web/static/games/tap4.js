@@ -58,6 +58,8 @@
     ".tap4 table.t4-stats { border-collapse: collapse; width: 100%; font-size: 0.85rem; }",
     ".tap4 table.t4-stats th, .tap4 table.t4-stats td { border-bottom: 1px solid var(--t4-line); padding: 0.25rem; text-align: right; }",
     ".tap4 table.t4-stats th:first-child, .tap4 table.t4-stats td:first-child { text-align: left; }",
+    "body.screen .tap4 .t4-status { font-size: clamp(1.2rem, 4vw, 2.2rem); }",
+    "body.screen .tap4 .t4-setup { font-size: clamp(0.9rem, 2vw, 1.3rem); }",
     "body.screen .tap4 .t4-sheet td .pts { font-size: 2rem; }",
     "body.screen .tap4 .t4-sheet td .run { font-size: 1.1rem; }",
     "@media (min-width: 700px) { body.screen .tap4 .t4-screen { display: grid; grid-template-columns: 3fr 2fr; gap: 1.5rem; align-items: start; } }",

@@ -26,17 +26,19 @@
     ".tw .tw-actions .wide { grid-column: span 2; }",
     ".tw .tw-stepper { display: flex; align-items: center; gap: 0.4rem; }",
     ".tw .tw-stepper input, .tw select { font-size: 1.2rem; min-height: 3rem; text-align: center; }",
-    ".tw .tw-stepper input { width: 4rem; }",
+    ".tw .tw-stepper input { width: 3rem; flex: 1 1 3rem; min-width: 0; }",
     ".tw .tw-actions > *, .tw select { min-width: 0; max-width: 100%; }",
     ".tw ul.tw-hands li span { min-width: 0; overflow-wrap: anywhere; }",
     ".tw .tw-effect { border-top: 1px solid #3a3f48; padding-top: 0.5rem; margin-top: 0.5rem; }",
     ".tw .tw-winner { font-size: 1.5rem; font-weight: 800; color: var(--ok, #5cb85c); margin: 0.6rem 0; }",
     ".tw ol.tw-log { font-size: 0.85rem; color: var(--muted, #9aa0aa); max-height: 14rem; overflow-y: auto; padding-left: 1.4rem; }",
-    "body.screen .tw .tw-turn { font-size: 3rem; }",
-    "body.screen .tw .tw-counts b, body.screen .tw ul.tw-hands b { font-size: 3rem; }",
-    "body.screen .tw ul.tw-hands li { font-size: 2rem; padding: 0.6rem 1rem; }",
+    "body.screen .tw .tw-turn { font-size: clamp(1.6rem, 6vw, 3rem); overflow-wrap: anywhere; }",
+    "body.screen .tw .tw-hint { font-size: 1.4rem; }",
+    "body.screen .tw .tw-counts b, body.screen .tw ul.tw-hands b { font-size: clamp(1.8rem, 6vw, 3rem); }",
+    "body.screen .tw ul.tw-hands li { font-size: clamp(1.2rem, 4.5vw, 2rem); padding: 0.6rem 1rem; gap: 0.5rem; }",
+    "body.screen .tw .tw-counts div { font-size: clamp(0.9rem, 3vw, 1.6rem); }",
     "body.screen .tw .tw-winner { font-size: 3.5rem; }",
-    "body.screen .tw ol.tw-log { font-size: 1.3rem; max-height: none; }"
+    "body.screen .tw ol.tw-log { font-size: clamp(1rem, 3vw, 1.3rem); max-height: none; padding-left: 2.2em; }"
   ].join("\n");
 
   function player(state, id) {
