@@ -14,7 +14,7 @@ ratio of the two p99s is what the table service adds on top of a bare push
 (target at most 1.5). The clients share this process, so the number of
 messages matters, not only the bytes: each message costs every client a parse.
 A second baseline, interleaved too, pushes the same bytes as ONE message (the
-baseline before 2026-11-29 22:50); its ratio is reported beside, for comparison
+baseline before 2026-11-29 22:45); its ratio is reported beside, for comparison
 with earlier figures.
 
 Hits are sent one at a time (the next after every client has the previous),
