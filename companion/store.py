@@ -63,6 +63,9 @@ MIGRATIONS: tuple[Migration, ...] = (_v1,)
 #: overwrite the WAL's existing blocks rather than growing the file, and a durable commit of
 #: an unchanged file size is cheaper (no file-system metadata to flush). See docs/performance.md.
 CHECKPOINT_EVERY = 64
+#: A writer that never calls checkpoint_if_due (a script, not the table loop) still gets one
+#: inside append after this many commits, so the WAL cannot grow without bound.
+CHECKPOINT_BACKSTOP = 16 * CHECKPOINT_EVERY
 #: Readers kept open for reuse; more may be opened under load and are closed when returned.
 READER_POOL_SIZE = 8
 #: SQLite page cache per connection, in KiB. Small on purpose: the Pi's memory budget is tight,
@@ -260,6 +263,11 @@ class EventStore:
                 raise StoreError(f"could not write to the event log {self.path}: {exc}") from None
             self._last_seq = seq
             self.commits_since_checkpoint += 1
+            if self.commits_since_checkpoint >= CHECKPOINT_BACKSTOP:
+                try:
+                    self._checkpoint_locked()
+                except StoreError as exc:  # the batch is committed; a failed checkpoint only delays the copy
+                    log.warning("%s", exc)
         return [_row_to_dict(r) for r in rows]
 
     def checkpoint_if_due(self, every: int = CHECKPOINT_EVERY) -> bool:
@@ -272,12 +280,15 @@ class EventStore:
         if self._closed or self.commits_since_checkpoint < every:
             return False
         with self._write_lock:
-            try:
-                self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-            except sqlite3.Error as exc:
-                raise StoreError(f"could not checkpoint the event log {self.path}: {exc}") from None
-            self.commits_since_checkpoint = 0
+            self._checkpoint_locked()
         return True
+
+    def _checkpoint_locked(self) -> None:
+        try:
+            self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        except sqlite3.Error as exc:
+            raise StoreError(f"could not checkpoint the event log {self.path}: {exc}") from None
+        self.commits_since_checkpoint = 0
 
     # ----- reading (any thread) -----------------------------------------------
     @contextmanager

@@ -263,3 +263,16 @@ def test_commits_never_checkpoint_the_wal_but_checkpoint_if_due_does(db: Path) -
     # The checkpointed database alone (WAL gone) still holds every event.
     with EventStore(db) as store:
         assert store.last_seq == 5
+
+
+def test_a_writer_that_never_checkpoints_gets_one_from_append(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import companion.store as store_module
+
+    monkeypatch.setattr(store_module, "CHECKPOINT_BACKSTOP", 3)
+    with EventStore(db) as store:
+        store.append([NewEvent("tick")])
+        store.append([NewEvent("tick")])
+        assert store.commits_since_checkpoint == 2
+        store.append([NewEvent("tick")])
+        assert store.commits_since_checkpoint == 0  # the backstop ran inside the third append
+        assert store.last_seq == 3
