@@ -233,6 +233,28 @@
     return 0.2126 * lum[0] + 0.7152 * lum[1] + 0.0722 * lum[2] > 0.4;
   }
 
+  /* Does this browser draw colour emoji? A Pi or a bare Linux without an emoji font draws
+   * empty boxes instead: then <html class="no-emoji"> hides decorative .emoji spans. */
+  function colourEmoji() {
+    try {
+      var c = document.createElement("canvas");
+      c.width = c.height = 32;
+      var x = c.getContext("2d");
+      x.textBaseline = "top";
+      x.font = "28px sans-serif";
+      x.fillStyle = "#000";
+      x.fillText("\uD83C\uDF2E", 0, 0);  // taco
+      var d = x.getImageData(0, 0, 32, 32).data;
+      for (var i = 0; i < d.length; i += 4) {
+        if (d[i + 3] && (d[i] !== d[i + 1] || d[i + 1] !== d[i + 2])) { return true; }
+      }
+      return false;
+    } catch (e) {
+      return true;  // cannot tell: keep the emoji
+    }
+  }
+  document.documentElement.classList.toggle("no-emoji", !colourEmoji());
+
   window.Tabletop = {
     h: h,
     isLight: isLight,

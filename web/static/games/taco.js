@@ -71,6 +71,8 @@
     "body.screen .taco .tc-said .word { font-size: 4rem; }",
     "body.screen .taco .tc-slap { font-size: 4rem; }",
     "body.screen .taco .tc-pile .n { font-size: 2.6rem; }",
+    "body.screen .taco .tc-piles { grid-template-columns: repeat(auto-fill, minmax(min(11rem, 45%), 1fr)); }",
+    "body.screen .taco .tc-pile .name { font-size: 0.85em; }",
     "body.screen .taco .tc-row { grid-template-columns: 2.2rem 9rem 1fr 9rem; font-size: 1.3rem; }",
     "body.screen .taco .tc-row .bar { height: 1.8rem; }",
     "body.screen .taco .tc-row .t { font-size: 1.1rem; }",
