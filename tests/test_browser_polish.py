@@ -141,3 +141,14 @@ def test_no_page_scrolls_sideways_on_a_phone_with_a_long_name_in_a_game(
         if path in ("/", "/screen"):
             page.locator(f"[data-kind={kind}] *").first.wait_for()
         assert _scroll_width(page) <= 390, (path, _scroll_width(page), _sticking_out(page))
+
+
+def test_tap_targets_on_the_table_page_are_thumb_sized(phone: Any, games_server: LiveServer) -> None:
+    games_server.service.submit("add_player", {"name": "Ann", "pad": 1})
+    page = _trusted_table(phone, games_server)
+    page.locator("li.player").first.wait_for()
+    small = page.evaluate("""() => [...document.querySelectorAll('.bar a, main button, main select, main input, #calibrate-link')]
+      .filter(e => e.offsetParent && e.type !== 'checkbox')
+      .map(e => [e, e.getBoundingClientRect()]).filter(([e, r]) => r.height < 44 || r.width < 44)
+      .map(([e, r]) => (e.id || e.className || e.tagName) + ' ' + Math.round(r.width) + 'x' + Math.round(r.height))""")
+    assert small == []
