@@ -55,6 +55,7 @@ class Config:
     server_port: int = 8080
     server_pin: str | None = None
     server_threads: int = 48
+    server_pin_on_screen: bool = True
     players: tuple[PlayerConfig, ...] = ()
     games: dict[str, dict[str, Any]] = field(default_factory=dict)
     source_path: Path | None = None
@@ -79,6 +80,12 @@ def _number(key: str, value: Any, lo: float, hi: float) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not lo <= value <= hi:
         raise _type_error(key, value, f"a number from {lo} to {hi}")
     return float(value)
+
+
+def _bool(key: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise _type_error(key, value, "true or false")
+    return value
 
 
 def _str(key: str, value: Any, choices: tuple[str, ...] | None = None) -> str:
@@ -144,6 +151,7 @@ _SCALARS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "server.port": ("server_port", lambda v: _int("server.port", v, 1, 65535)),
     "server.pin": ("server_pin", _pin),
     "server.threads": ("server_threads", lambda v: _int("server.threads", v, 4, 256)),
+    "server.pin_on_screen": ("server_pin_on_screen", lambda v: _bool("server.pin_on_screen", v)),
 }
 _TABLES = {"pads", "pads.gpio", "pads.serial", "server"}
 

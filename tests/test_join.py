@@ -122,7 +122,11 @@ def test_screen_shows_qr_address_and_how_to_get_the_pin(app: Flask, monkeypatch:
     assert re.search(r'id="join-url"[^>]*>http://10\.11\.12\.13:8080/</strong>', html)
     assert PIN_ON_SCREEN in html and f'id="screen-pin">{TEST_PIN}<' in html
 
-    # A stranger's device on the Wi-Fi does not see the PIN: it is told to ask for it.
+    # With server.pin_on_screen = false a stranger's device on the Wi-Fi does not
+    # see the PIN: it is told to ask for it.
+    from dataclasses import replace
+
+    app.config["TABLETOP_CONFIG"] = replace(app.config["TABLETOP_CONFIG"], server_pin_on_screen=False)
     stranger = app.test_client()
     html = stranger.get("/screen", base_url="http://10.11.12.13:8080",
                         environ_base={"REMOTE_ADDR": "10.11.12.99"}).get_data(as_text=True)

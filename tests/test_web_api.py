@@ -131,14 +131,29 @@ def test_pages_render_with_a_csrf_token(client: FlaskClient, path: str) -> None:
     assert "/static/app.js" in html
 
 
-def test_screen_shows_the_pin_on_the_pi_itself_but_not_to_strangers(client: FlaskClient) -> None:
-    assert TEST_PIN in client.get("/screen").get_data(as_text=True)
-    stranger = client.get("/screen", environ_base={"REMOTE_ADDR": "192.168.1.50"}).get_data(as_text=True)
+def test_by_default_the_table_screen_shows_the_pin_to_whoever_looks(client: FlaskClient) -> None:
+    # On a headless Pi the tablet in the middle is the only place to read it.
+    tablet = client.get("/screen", environ_base={"REMOTE_ADDR": "192.168.1.50"}).get_data(as_text=True)
+    assert TEST_PIN in tablet
+
+
+@pytest.fixture
+def strict_client(app: Flask) -> FlaskClient:
+    """A client of an app configured with server.pin_on_screen = false."""
+    from dataclasses import replace
+
+    app.config["TABLETOP_CONFIG"] = replace(app.config["TABLETOP_CONFIG"], server_pin_on_screen=False)
+    return app.test_client()
+
+
+def test_pin_on_screen_off_shows_it_on_the_pi_itself_but_not_to_strangers(strict_client: FlaskClient) -> None:
+    assert TEST_PIN in strict_client.get("/screen").get_data(as_text=True)
+    stranger = strict_client.get("/screen", environ_base={"REMOTE_ADDR": "192.168.1.50"}).get_data(as_text=True)
     assert TEST_PIN not in stranger
-
-
-def test_screen_shows_the_pin_to_a_trusted_tablet(trusted: FlaskClient) -> None:
-    html = trusted.get("/screen", environ_base={"REMOTE_ADDR": "192.168.1.50"}).get_data(as_text=True)
+    # A tablet that entered the PIN once sees it again.
+    headers = csrf(strict_client)
+    strict_client.post("/api/pin", json={"pin": TEST_PIN}, headers=headers)
+    html = strict_client.get("/screen", environ_base={"REMOTE_ADDR": "192.168.1.50"}).get_data(as_text=True)
     assert TEST_PIN in html
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flask import Blueprint, render_template, request
+from flask import Blueprint, current_app, render_template, request
 from flask.typing import ResponseReturnValue
 
 from web.helpers import current_table
@@ -23,9 +23,12 @@ def game_scripts() -> list[str]:
 
 
 def _may_see_pin() -> bool:
-    # The screen shows the PIN to the table: on the Pi itself (loopback) or on a
-    # device that already entered it (the tablet, once). A stranger on the Wi-Fi
-    # opening /screen must not learn it.
+    # By default the table screen shows the PIN to whoever looks at it, as the
+    # people around the table do: on a headless Pi it is the only place to read
+    # it. With server.pin_on_screen = false it shows only on the Pi itself
+    # (loopback) or on a device that already entered it.
+    if current_app.config["TABLETOP_CONFIG"].server_pin_on_screen:
+        return True
     return is_trusted() or (request.remote_addr or "") in ("127.0.0.1", "::1")
 
 
