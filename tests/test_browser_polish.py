@@ -124,6 +124,20 @@ def test_start_form_is_readable_and_starts_every_game_with_its_defaults(phone: A
     page.click("#start-settings details.advanced summary")
     expect()(deck.locator("input[data-sub=taco]")).to_have_value("11")
 
+    # What was typed survives a live update from another phone (a new player redraws the form).
+    page.fill("#start-settings input[data-key=tempo_ms]", "900")
+    page.fill("#start-settings input[data-sub=monkey]", "4")
+    service.submit("add_player", {"name": "Eve"})
+    expect()(page.locator("#start-players")).to_contain_text("Eve")
+    expect()(page.locator("#start-settings input[data-key=tempo_ms]")).to_have_value("900")
+    expect()(deck.locator("input[data-sub=monkey]")).to_have_value("4")
+    page.locator("#start-players label", has_text="Eve").locator("input").uncheck()
+    page.click("#start-button")
+    expect()(page.locator("#game-title")).not_to_have_text("No game running")
+    game = service.snapshot()[1]["game"]
+    assert game["settings"]["tempo_ms"] == 900 and game["settings"]["deck"]["monkey"] == 4
+    assert game["settings"]["cards_each"] is None  # the empty "auto" box is sent as null
+
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_no_page_scrolls_sideways_on_a_phone_with_a_long_name_in_a_game(

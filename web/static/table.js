@@ -228,12 +228,20 @@
     var kind = $("start-kind").value;
     var game = games.filter(function (g) { return g.kind === kind; })[0];
     var box = $("start-settings");
+    // A live update (someone adds a player) redraws the form: keep what was typed for this game.
+    var same = box.getAttribute("data-kind") === kind;
+    var typed = same ? readSettings() : {};
+    var wasOpen = same && !!box.querySelector("details.advanced[open]");
+    box.setAttribute("data-kind", kind);
     Array.prototype.slice.call(box.children).forEach(function (c) { if (c.tagName !== "LEGEND") { c.remove(); } });
-    var settings = (game && game.settings) || {};
+    var defaults = (game && game.settings) || {};
+    var settings = {};
+    Object.keys(defaults).forEach(function (k) { settings[k] = k in typed ? typed[k] : defaults[k]; });
     var advanced = T.el("details", { "class": "advanced" });
+    advanced.open = wasOpen;
     advanced.appendChild(T.el("summary", {}, "Advanced"));
     Object.keys(settings).forEach(function (k) {
-      var info = settingInfo(kind, k, settings[k]);
+      var info = settingInfo(kind, k, defaults[k]);  // the type comes from the default
       (info.advanced ? advanced : box).appendChild(settingInput(k, settings[k], info, state));
     });
     if (advanced.children.length > 1) { box.appendChild(advanced); }
