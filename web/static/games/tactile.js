@@ -26,7 +26,7 @@
     ".tactile .tt-basics span { border: 1px solid #666; border-radius: 1rem; padding: 0.1rem 0.55rem; font-size: 0.85rem; }",
     ".tactile .tt-basics span.used { text-decoration: line-through; opacity: 0.5; }",
     ".tactile .tt-basics span.left { border-color: var(--accent, #f2a541); }",
-    ".tactile .tt-board { display: grid; grid-template-columns: repeat(6, 1fr); gap: 3px; width: 100%; max-width: 32rem; aspect-ratio: 1; margin: 0.4rem auto; }",
+    ".tactile .tt-board { display: grid; grid-template-columns: repeat(6, 1fr); grid-template-rows: repeat(6, 1fr); gap: 3px; width: 100%; max-width: 32rem; aspect-ratio: 1; margin: 0.4rem auto; }",
     ".tactile .tt-tile { position: relative; border: 2px solid transparent; border-radius: 0.35rem; padding: 0; min-width: 0; min-height: 2.75rem;",
     "  display: flex; flex-wrap: wrap; align-items: center; justify-content: center; gap: 2px; color: #fff; font-size: 0.7rem; }",
     ".tactile .tt-tile.red { background: var(--tt-red); } .tactile .tt-tile.yellow { background: var(--tt-yellow); }",
