@@ -77,3 +77,12 @@ def test_play_a_few_turns_on_a_phone_and_the_screen_follows(tapeworm_server: Liv
     assert [hand(screen, n) for n in ("Ann", "Bob", "Cat")] == ["3", "5", "6"]
     assert screen.locator(".tw [data-tw=worm] b").inner_text() == "4"
     assert "Bob played Hatch: Cat draws" in screen.locator(".tw ol.tw-log").inner_text()
+
+    # Cat: draw, then a Swap that only looked: the Swap joins the worm, nothing else moves.
+    page.locator("[data-tw=draw]").tap()
+    page.wait_for_function("document.querySelector('.tw [data-tw=deck] b').textContent === '21'")
+    page.locator("#tw-swap-target").select_option(label="Ann")
+    page.locator("[data-tw=swap-look]").tap()
+    screen.wait_for_function("document.querySelector('.tw [data-tw=worm] b').textContent === '5'")
+    assert [hand(screen, n) for n in ("Ann", "Bob", "Cat")] == ["3", "5", "6"]
+    assert "Cat played Swap on Ann: looked and took nothing" in screen.locator(".tw ol.tw-log").inner_text()

@@ -101,12 +101,13 @@
   function actions(root, state, view, api) {
     function send(name, args) { return api.command(name, args || {}).catch(function () {}); }
     if (view.winner !== null && view.winner !== undefined) { return null; }
+    var held = (view.hands.filter(function (x) { return x.player === view.current; })[0] || { cards: 1 }).cards;
     var target = function (id) { return h("select", { id: id, "aria-label": "target player" }, others(state, view)); };
     return h("div", {}, [
       h("div", { "class": "tw-actions" }, [
         h("button", { type: "button", "class": "primary wide", "data-tw": "draw", disabled: !view.must_draw,
           onclick: function () { send("draw"); } }, "Draw a card"),
-        h("span", { "class": "wide tw-stepper" }, [stepper("tw-count", 1, 1, 30),
+        h("span", { "class": "wide tw-stepper" }, [stepper("tw-count", 1, 1, Math.max(1, held)),
           h("button", { type: "button", "class": "primary", "data-tw": "play", style: "flex:1",
             onclick: function () { send("play", { count: number(root, "tw-count") }); } }, "Play cards")]),
         h("button", { type: "button", "data-tw": "peek", onclick: function () { send("peek"); } }, "Peek"),
@@ -118,10 +119,13 @@
           send("hatch", { target: parseInt(root.querySelector("#tw-hatch-target").value, 10) }); } }, "Hatch: they draw"),
         target("tw-swap-target"),
         h("button", { type: "button", "data-tw": "swap", onclick: function () {
-          send("swap", { target: parseInt(root.querySelector("#tw-swap-target").value, 10), took: true }); } }, "Swap a card")
+          send("swap", { target: parseInt(root.querySelector("#tw-swap-target").value, 10), took: true }); } }, "Swap: took one, gave one"),
+        h("button", { type: "button", "class": "secondary wide", "data-tw": "swap-look", onclick: function () {
+          send("swap", { target: parseInt(root.querySelector("#tw-swap-target").value, 10), took: false }); } },
+          "Swap: looked, took nothing")
       ]),
       h("div", { "class": "tw-effect tw-actions" }, [
-        stepper("tw-severed", 1, 1, 60),
+        stepper("tw-severed", 1, 1, Math.max(1, view.worm)),
         h("button", { type: "button", "data-tw": "cut", onclick: function () {
           send("cut", { severed: number(root, "tw-severed") }); } }, "Cut: cards severed"),
         stepper("tw-ring", 2, 0, 2),
