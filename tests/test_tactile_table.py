@@ -3,66 +3,25 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
 import pytest
+from helpers.tactile import start_entered_game
+from helpers.table import Table, open_table
 
 from companion.errors import RuleError
 from companion.games.tactile import TacTile
-from companion.service import TableService
-from companion.store import EventStore
-from hardware.sim import SimulatedPads
-
-LAYOUT = ["hrygbh", "rygbry", "gbrygb", "brygbr", "ygbryg", "hbrygh"]
-MARKET = [
-    {"colour": "blue", "type": "move", "cost": {"red": 1}},
-    {"colour": "green", "type": "push", "cost": {"red": 1}},
-    {"colour": "red", "type": "gain", "cost": {"red": 1}},
-    {"colour": "yellow", "type": "gain", "cost": {"blue": 2}},
-    {"colour": "yellow", "type": "push", "cost": {"green": 2}},
-    {"colour": "red", "type": "move", "cost": {"yellow": 3}},
-]
-
-
-class Table:
-    """A TableService on a real SQLite file; ``restart()`` opens a new service on the same file."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.open()
-
-    def open(self) -> None:
-        self.store = EventStore(self.path)
-        self.service = TableService(self.store, SimulatedPads(4), games={"tactile": TacTile})
-        self.service.start()
-
-    def close(self) -> None:
-        self.service.stop()
-        self.store.close()
-
-    def cmd(self, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
-        return self.service.submit(name, args or {}, actor="test", timeout=30)
-
-    def game(self) -> dict[str, Any]:
-        return self.service.snapshot()[1]["game"]
-
 
 @pytest.fixture
 def table(tmp_path: Path) -> Iterator[Table]:
-    t = Table(tmp_path / "table.db")
-    try:
+    with open_table(tmp_path / "data", games={"tactile": TacTile}) as t:
         yield t
-    finally:
-        t.close()
 
 
 def test_tactile_through_the_table(table: Table) -> None:
     ann = table.cmd("add_player", {"name": "Ann"})["events"][0]["data"]["id"]
     bob = table.cmd("add_player", {"name": "Bob"})["events"][0]["data"]["id"]
-    table.cmd("start_game", {"kind": "tactile", "settings": {"layout": "enter"}})
-    table.cmd("set_layout", {"rows": LAYOUT})
-    for slot, face in enumerate(MARKET, start=1):
-        table.cmd("enter_card", {"slot": slot, **face})
+    start_entered_game(table.cmd)
     view = table.game()["view"]
     assert (view["phase"], view["turn"]["player"], view["market"]["pending"]) == ("play", ann, [])
 

@@ -6,61 +6,17 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from helpers.table import Table, open_table
 
 from companion.errors import RuleError
+from companion.games import load_games
 from companion.games.tap4_stats import player_stats, rebuild_from_summary, sheet_csv
-from companion.service import TableService
-from companion.store import EventStore
-from hardware.sim import SimulatedPads
-
-
-class Table:
-    """A TableService on a real SQLite file; ``restart()`` opens a new service on the same file."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.store: EventStore | None = None
-        self.service: TableService | None = None
-        self.open()
-
-    def open(self) -> None:
-        self.store = EventStore(self.path)
-        self.service = TableService(self.store, SimulatedPads(4))
-        self.service.start()
-
-    def close(self) -> None:
-        assert self.service and self.store
-        self.service.stop()
-        self.store.close()
-
-    def restart(self) -> None:
-        self.close()
-        self.open()
-
-    def cmd(self, name: str, args: dict[str, Any] | None = None, actor: str | None = "test") -> dict[str, Any]:
-        assert self.service
-        return self.service.submit(name, args or {}, actor=actor, timeout=30)
-
-    def view(self) -> dict[str, Any]:
-        assert self.service
-        return self.service.snapshot()[1]["game"]["view"]
 
 
 @pytest.fixture
 def table(tmp_path: Path) -> Iterator[Table]:
-    t = Table(tmp_path / "table.db")
-    try:
+    with open_table(tmp_path / "data", games=dict(load_games())) as t:
         yield t
-    finally:
-        t.close()
-
-
-def _seat(table: Table, names: list[str]) -> list[int]:
-    ids = []
-    for name in names:
-        events = table.cmd("add_player", {"name": name})["events"]
-        ids.append(events[0]["data"]["id"])
-    return ids
 
 
 def _round(ids: list[int], out: int, points: dict[int, Any]) -> dict[str, Any]:
@@ -80,7 +36,7 @@ def _totals(view: dict[str, Any]) -> list[int]:
 
 
 def test_a_game_through_the_table_with_undo_redo_and_restart(table: Table):
-    a, b, c = _seat(table, ["Ann", "Bob", "Cat"])
+    a, b, c = table.seat(["Ann", "Bob", "Cat"])
     table.cmd("start_game", {"kind": "tap4", "settings": {"target": 100}})
     table.cmd("enter_round", _round([a, b, c], a, {b: {"tap_in": 1, "tap_out": 1, "3": 1, "5": 1, "7": 1}, c: 10}), actor="Ann's phone")
     table.cmd("enter_round", _round([a, b, c], b, {a: 20, c: 5}), actor="Bob's phone")
@@ -125,7 +81,7 @@ def test_a_game_through_the_table_with_undo_redo_and_restart(table: Table):
 
 
 def test_statistics_and_csv_from_the_table_log(table: Table):
-    a, b, c = _seat(table, ["Ann", "Bob", "Cat"])
+    a, b, c = table.seat(["Ann", "Bob", "Cat"])
     # Game 1: Ann wins.
     table.cmd("start_game", {"kind": "tap4", "settings": {"target": 50}})
     table.cmd("enter_round", _round([a, b, c], a, {b: 30, c: 10}))
