@@ -8,9 +8,14 @@ Import the fixtures you need into a test module::
   with 4 SimulatedPads; stopped afterwards.
 * ``live_server``: that service behind create_app under waitress on
   127.0.0.1 (a free port) in a thread; ``.url``, ``.port``, ``.app``.
-* ``chromium`` / ``phone``: Debian's Chromium through Playwright and a page with
-  a phone viewport (390x844). Skipped when /usr/bin/chromium is missing,
-  unless TABLETOP_REQUIRE_CHROMIUM=1 (then the test fails).
+* ``chromium`` / ``phone`` / ``second_phone``: Debian's Chromium through Playwright
+  and browser contexts with a phone viewport (390x844). Skipped when
+  /usr/bin/chromium is missing, unless TABLETOP_REQUIRE_CHROMIUM=1 (then the test fails).
+
+Helpers for a test's own fixtures: ``running_service`` (a started service, stopped
+afterwards), ``make_app`` (create_app with the test PIN), ``serve_table`` (both behind
+a live server, for a table a test sets up itself), ``seat`` (add players),
+``browser_context`` and ``enter_pin`` (trust a page with the PIN).
 """
 
 from __future__ import annotations
@@ -19,9 +24,10 @@ import http.client
 import json
 import os
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 import pytest
 from flask import Flask
@@ -44,6 +50,10 @@ CHROMIUM_ARGS = [
 ]
 PHONE_VIEWPORT = {"width": 390, "height": 844}
 TEST_PIN = "2468"
+#: Live-update timings for servers a browser watches: keep-alives every 0.3 s, polls every 0.1 s.
+LIVE_SSE = {"SSE_KEEPALIVE_S": 0.3, "SSE_POLL_S": 0.1}
+#: Browser context options of a phone held at the table (touch, 390x844).
+PHONE = {"viewport": PHONE_VIEWPORT, "has_touch": True, "is_mobile": True}
 
 
 def test_games() -> dict[str, type[Game]]:
@@ -74,14 +84,31 @@ def stop_service(service: TableService) -> None:
         store.close()
 
 
-@pytest.fixture
-def table_service(tmp_path: Path) -> Iterator[TableService]:
-    """A real, started TableService with 4 simulated pads; stopped afterwards."""
-    service = make_service(tmp_path / "data")
+@contextmanager
+def running_service(data_dir: Path, games: Mapping[str, type[Game]] | None = None) -> Iterator[TableService]:
+    """``make_service(data_dir, games=games)``, stopped (store closed) afterwards."""
+    service = make_service(data_dir, games=games)
     try:
         yield service
     finally:
         stop_service(service)
+
+
+def seat(service: TableService, names: Iterable[str]) -> list[int]:
+    """Add a player per name; their ids in order."""
+    return [service.submit("add_player", {"name": name})["events"][0]["data"]["id"] for name in names]
+
+
+@pytest.fixture
+def table_service(tmp_path: Path) -> Iterator[TableService]:
+    """A real, started TableService with 4 simulated pads; stopped afterwards."""
+    with running_service(tmp_path / "data") as service:
+        yield service
+
+
+def make_app(service: TableService, data_dir: Path, **config: Any) -> Flask:
+    """create_app on ``service`` for tests: TESTING, ``data_dir``, the test PIN, plus ``config``."""
+    return create_app({"TESTING": True, "DATA_DIR": data_dir, "PIN": TEST_PIN, **config}, service=service)
 
 
 @dataclass
@@ -139,15 +166,26 @@ def start_live_server(app: Flask, service: TableService, threads: int = 32, port
 @pytest.fixture
 def live_server(tmp_path: Path, table_service: TableService) -> Iterator[LiveServer]:
     """create_app on the real service, served by waitress on loopback; keep-alives every 0.3 s."""
-    app = create_app(
-        {"TESTING": True, "DATA_DIR": tmp_path / "data", "PIN": TEST_PIN, "SSE_KEEPALIVE_S": 0.3, "SSE_POLL_S": 0.1},
-        service=table_service,
-    )
-    server = start_live_server(app, table_service)
+    server = start_live_server(make_app(table_service, tmp_path / "data", **LIVE_SSE), table_service)
     try:
         yield server
     finally:
         server.stop()
+
+
+@contextmanager
+def serve_table(data_dir: Path, games: Mapping[str, type[Game]] | None = None) -> Iterator[LiveServer]:
+    """A new service with ``games`` behind a live server (``.service``); both stopped afterwards.
+
+    For fixtures that set up their own table: seat players and start a game on
+    ``server.service`` inside the ``with`` block, then yield.
+    """
+    with running_service(data_dir, games=games) as service:
+        server = start_live_server(make_app(service, data_dir, **LIVE_SSE), service)
+        try:
+            yield server
+        finally:
+            server.stop()
 
 
 class HttpSession:
@@ -226,12 +264,33 @@ def chromium() -> Iterator[Any]:
             browser.close()
 
 
-@pytest.fixture
-def phone(chromium: Any) -> Iterator[Any]:
-    """A browser context with a phone-sized viewport and touch; closed afterwards."""
-    context = chromium.new_context(viewport=PHONE_VIEWPORT, has_touch=True, is_mobile=True, device_scale_factor=2)
+@contextmanager
+def browser_context(browser: Any, **options: Any) -> Iterator[Any]:
+    """A new context of ``browser`` (20 s default timeout); closed afterwards."""
+    context = browser.new_context(**options)
     context.set_default_timeout(20_000)
     try:
         yield context
     finally:
         context.close()
+
+
+@pytest.fixture
+def phone(chromium: Any) -> Iterator[Any]:
+    """A browser context with a phone-sized viewport and touch; closed afterwards."""
+    with browser_context(chromium, **PHONE, device_scale_factor=2) as context:
+        yield context
+
+
+@pytest.fixture
+def second_phone(chromium: Any) -> Iterator[Any]:
+    """Another phone at the table (its own cookies, so not trusted): watches what the first one does."""
+    with browser_context(chromium, **PHONE) as context:
+        yield context
+
+
+def enter_pin(page: Any, url: str, next_path: str = "/") -> None:
+    """Open the PIN page of the server at ``url`` and enter the test PIN (then on to ``next_path``)."""
+    page.goto(f"{url}/pin?next={next_path}")
+    page.fill("#pin", TEST_PIN)
+    page.click(".pin-form button[type=submit]")

@@ -13,13 +13,12 @@ from hardware import ports
 from hardware import protocol as p
 from hardware.emulator import PadBoxEmulator
 from hardware.padbox import SerialPadBox
-from web import create_app
 
 try:
-    from tests.browser import TEST_PIN, LiveServer, chromium, phone, start_live_server  # noqa: F401
+    from tests.browser import LiveServer, chromium, enter_pin, make_app, phone, start_live_server  # noqa: F401
     from tests.test_calibration import make_service, rung_down, stop_service
 except ImportError:  # pragma: no cover
-    from browser import TEST_PIN, LiveServer, chromium, phone, start_live_server  # type: ignore[no-redef]  # noqa: F401
+    from browser import LiveServer, chromium, enter_pin, make_app, phone, start_live_server  # type: ignore[no-redef]  # noqa: F401
     from test_calibration import make_service, rung_down, stop_service  # type: ignore[no-redef]
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -48,8 +47,7 @@ def box_server(tmp_path: Path, emu: PadBoxEmulator) -> Iterator[LiveServer]:
     source = SerialPadBox(port=emu.path, hello_timeout_s=3.0, retry_s=0.1)
     service = make_service(tmp_path, source)
     assert source.wait_connected(WAIT_S), source.status()
-    app = create_app({"TESTING": True, "DATA_DIR": tmp_path / "data", "PIN": TEST_PIN, "SSE_POLL_S": 0.1}, service=service)
-    server = start_live_server(app, service, threads=8)
+    server = start_live_server(make_app(service, tmp_path / "data", SSE_POLL_S=0.1), service, threads=8)
     try:
         yield server
     finally:
@@ -67,9 +65,7 @@ def wait_until(cond: Any, what: str) -> None:
 
 def test_meter_moves_and_slider_reaches_the_box(phone: Any, box_server: LiveServer, emu: PadBoxEmulator) -> None:
     page = phone.new_page()
-    page.goto(box_server.url + "/pin?next=/calibrate")
-    page.fill("#pin", TEST_PIN)
-    page.click(".pin-form button[type=submit]")
+    enter_pin(page, box_server.url, "/calibrate")
     expect()(page.locator("#trust")).to_contain_text("Trusted phone")
     expect()(page.locator(".cal-pad")).to_have_count(4)
     expect()(page.locator("#conn")).to_have_text("live")
@@ -95,9 +91,7 @@ def test_meter_moves_and_slider_reaches_the_box(phone: Any, box_server: LiveServ
 
 def test_guided_check_in_the_browser(phone: Any, box_server: LiveServer, emu: PadBoxEmulator) -> None:
     page = phone.new_page()
-    page.goto(box_server.url + "/pin?next=/calibrate")
-    page.fill("#pin", TEST_PIN)
-    page.click(".pin-form button[type=submit]")
+    enter_pin(page, box_server.url, "/calibrate")
     expect()(page.locator("#conn")).to_have_text("live")
 
     page.select_option("#check-pad", "3")
@@ -126,8 +120,7 @@ def test_simulated_pads_say_there_are_no_levels(phone: Any, tmp_path: Path) -> N
     from hardware.sim import SimulatedPads
 
     service = make_service(tmp_path, SimulatedPads(pad_count=4))
-    app = create_app({"TESTING": True, "DATA_DIR": tmp_path / "data", "PIN": TEST_PIN}, service=service)
-    server = start_live_server(app, service, threads=4)
+    server = start_live_server(make_app(service, tmp_path / "data"), service, threads=4)
     try:
         page = phone.new_page()
         page.goto(server.url + "/")

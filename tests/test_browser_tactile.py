@@ -6,51 +6,21 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
-from browser import TEST_PIN, LiveServer, chromium, make_service, phone, start_live_server, stop_service  # noqa: F401
+from browser import LiveServer, chromium, enter_pin, phone, seat, second_phone, serve_table  # noqa: F401
+from helpers.tactile import LAYOUT, MARKET, start_entered_game
 
 from companion.games.tactile import TacTile
-from web import create_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-LAYOUT = ["hrygbh", "rygbry", "gbrygb", "brygbr", "ygbryg", "hbrygh"]
-MARKET = [
-    {"colour": "blue", "type": "move", "cost": {"red": 1}},
-    {"colour": "green", "type": "push", "cost": {"red": 1}},
-    {"colour": "red", "type": "gain", "cost": {"red": 1}},
-    {"colour": "yellow", "type": "gain", "cost": {"blue": 2}},
-    {"colour": "yellow", "type": "push", "cost": {"green": 2}},
-    {"colour": "red", "type": "move", "cost": {"yellow": 3}},
-]
 
 
 @pytest.fixture
 def tactile_server(tmp_path: Path) -> Iterator[tuple[LiveServer, list[int]]]:
     """A live server whose table has two players and a TacTile game with its layout and market entered."""
-    service = make_service(tmp_path / "data", games={"tactile": TacTile})
-    app = create_app({"TESTING": True, "DATA_DIR": tmp_path / "data", "PIN": TEST_PIN,
-                      "SSE_KEEPALIVE_S": 0.3, "SSE_POLL_S": 0.1}, service=service)
-    server = start_live_server(app, service)
-    try:
-        ids = [service.submit("add_player", {"name": n})["events"][0]["data"]["id"] for n in ("Ann", "Bob")]
-        service.submit("start_game", {"kind": "tactile", "settings": {"layout": "enter"}})
-        service.submit("set_layout", {"rows": LAYOUT})
-        for slot, face in enumerate(MARKET, start=1):
-            service.submit("enter_card", {"slot": slot, **face})
+    with serve_table(tmp_path / "data", games={"tactile": TacTile}) as server:
+        ids = seat(server.service, ("Ann", "Bob"))
+        start_entered_game(server.service.submit)
         yield server, ids
-    finally:
-        server.stop()
-        stop_service(service)
-
-
-@pytest.fixture
-def second_phone(chromium: Any) -> Iterator[Any]:  # noqa: F811
-    context = chromium.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
-    context.set_default_timeout(20_000)
-    try:
-        yield context
-    finally:
-        context.close()
 
 
 def test_two_turns_by_tapping_the_board_and_the_other_phone_follows(tactile_server, phone, second_phone):  # noqa: F811
@@ -61,9 +31,7 @@ def test_two_turns_by_tapping_the_board_and_the_other_phone_follows(tactile_serv
     assert watcher.locator("[data-tt=current]").inner_text() == "Ann"
 
     page = phone.new_page()
-    page.goto(server.url + "/pin?next=/")
-    page.fill("#pin", TEST_PIN)
-    page.click("button[type=submit]")
+    enter_pin(page, server.url)
     page.locator(".tactile [data-tt=board]").wait_for()
     assert page.evaluate("document.documentElement.scrollWidth") <= 390, "the phone page scrolls sideways"
 
@@ -110,11 +78,8 @@ def test_two_turns_by_tapping_the_board_and_the_other_phone_follows(tactile_serv
 
 
 def test_setup_on_the_phone_last_tile_by_taps_and_a_card_by_its_form(tmp_path: Path, phone):  # noqa: F811
-    service = make_service(tmp_path / "data", games={"tactile": TacTile})
-    app = create_app({"TESTING": True, "DATA_DIR": tmp_path / "data", "PIN": TEST_PIN,
-                      "SSE_KEEPALIVE_S": 0.3, "SSE_POLL_S": 0.1}, service=service)
-    server = start_live_server(app, service)
-    try:
+    with serve_table(tmp_path / "data", games={"tactile": TacTile}) as server:
+        service = server.service
         for name in ("Ann", "Bob", "Cat", "Dan"):
             service.submit("add_player", {"name": name})
         service.submit("start_game", {"kind": "tactile", "settings": {"layout": "enter"}})
@@ -124,9 +89,7 @@ def test_setup_on_the_phone_last_tile_by_taps_and_a_card_by_its_form(tmp_path: P
             service.submit("place_tile", {"tile": tile, "colour": colour})
 
         page = phone.new_page()
-        page.goto(server.url + "/pin?next=/")
-        page.fill("#pin", TEST_PIN)
-        page.click("button[type=submit]")
+        enter_pin(page, server.url)
         page.locator(".tactile [data-tt=status]", has_text="1 tiles to enter").wait_for()
         last_tile, last_colour = tiles[-1]
         page.locator(f".tactile [data-tile={last_tile}]").tap()
@@ -149,6 +112,3 @@ def test_setup_on_the_phone_last_tile_by_taps_and_a_card_by_its_form(tmp_path: P
         page.locator("[data-tt=entry]").wait_for(state="detached")
         page.locator("[data-tt=market] [data-buy='1']").wait_for()
         assert page.locator("[data-tt=market] [data-buy='1']").is_disabled()  # Ann cannot pay 2 red
-    finally:
-        server.stop()
-        stop_service(service)

@@ -6,10 +6,9 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
-from browser import TEST_PIN, LiveServer, chromium, make_service, phone, start_live_server, stop_service  # noqa: F401
+from browser import LiveServer, chromium, enter_pin, phone, seat, second_phone, serve_table  # noqa: F401
 
 from companion.games.tap4 import Tap4
-from web import create_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -17,27 +16,10 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 @pytest.fixture
 def tap4_server(tmp_path: Path) -> Iterator[tuple[LiveServer, list[int]]]:
     """A live server whose table has four players and a Tap 4 game running."""
-    service = make_service(tmp_path / "data", games={"tap4": Tap4})
-    app = create_app({"TESTING": True, "DATA_DIR": tmp_path / "data", "PIN": TEST_PIN,
-                      "SSE_KEEPALIVE_S": 0.3, "SSE_POLL_S": 0.1}, service=service)
-    server = start_live_server(app, service)
-    try:
-        ids = [service.submit("add_player", {"name": n})["events"][0]["data"]["id"] for n in ("Ann", "Bob", "Cat", "Dan")]
-        service.submit("start_game", {"kind": "tap4"})
+    with serve_table(tmp_path / "data", games={"tap4": Tap4}) as server:
+        ids = seat(server.service, ("Ann", "Bob", "Cat", "Dan"))
+        server.service.submit("start_game", {"kind": "tap4"})
         yield server, ids
-    finally:
-        server.stop()
-        stop_service(service)
-
-
-@pytest.fixture
-def second_phone(chromium: Any) -> Iterator[Any]:  # noqa: F811
-    context = chromium.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
-    context.set_default_timeout(20_000)
-    try:
-        yield context
-    finally:
-        context.close()
 
 
 def _totals(page: Any) -> list[str]:
@@ -52,9 +34,7 @@ def test_enter_a_round_by_card_counts_and_see_it_on_another_phone(tap4_server, p
     assert _totals(watcher) == ["0", "0", "0", "0"]
 
     page = phone.new_page()
-    page.goto(server.url + "/pin?next=/")
-    page.fill("#pin", TEST_PIN)
-    page.click("button[type=submit]")
+    enter_pin(page, server.url)
     page.locator(".tap4 [data-t4=entry]").wait_for()
     assert "discard the Tap Out cards lying in front of players" in page.locator("[data-t4=tap-out-note]").inner_text()
     assert page.locator("[data-t4=status] [data-t4=dealer]").inner_text() == "Dan"

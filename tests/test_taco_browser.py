@@ -6,10 +6,9 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
-from browser import TEST_PIN, LiveServer, chromium, make_service, phone, start_live_server, stop_service  # noqa: F401
+from browser import LiveServer, browser_context, chromium, enter_pin, phone, serve_table  # noqa: F401
 
 from companion.games.taco import TacoGame
-from web import create_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 #: The right edge of the game's widest element, in CSS pixels.
@@ -19,11 +18,8 @@ WIDEST = "Math.max(...Array.from(document.querySelectorAll('.taco, .taco *')).ma
 @pytest.fixture
 def taco_server(tmp_path: Path) -> Iterator[LiveServer]:
     """A live server with Ann (pad 1) and Bob (pad 2) seated and a digital game whose first card is due."""
-    service = make_service(tmp_path / "data", games={"taco": TacoGame})
-    app = create_app({"TESTING": True, "DATA_DIR": tmp_path / "data", "PIN": TEST_PIN,
-                      "SSE_KEEPALIVE_S": 0.3, "SSE_POLL_S": 0.1}, service=service)
-    server = start_live_server(app, service)
-    try:
+    with serve_table(tmp_path / "data", games={"taco": TacoGame}) as server:
+        service = server.service
         for name, pad in (("Ann", 1), ("Bob", 2)):
             service.submit("add_player", {"name": name, "pad": pad})
         # Every card is a Taco, so the first flip ("Taco" with a Taco) is a match. The window is
@@ -31,19 +27,12 @@ def taco_server(tmp_path: Path) -> Iterator[LiveServer]:
         settings = {"deck": {"taco": 48}, "lead_in_ms": 500, "timeout_ms": 30_000, "after_verdict_ms": 60_000}
         service.submit("start_game", {"kind": "taco", "settings": settings})
         yield server
-    finally:
-        server.stop()
-        stop_service(service)
 
 
 @pytest.fixture
 def table_screen(chromium: Any) -> Iterator[Any]:  # noqa: F811
-    context = chromium.new_context(viewport={"width": 1280, "height": 800})
-    context.set_default_timeout(20_000)
-    try:
+    with browser_context(chromium, viewport={"width": 1280, "height": 800}) as context:
         yield context.new_page()
-    finally:
-        context.close()
 
 
 def test_slap_on_a_match_and_see_the_verdict_on_the_table_screen(taco_server, phone, table_screen):  # noqa: F811
@@ -80,25 +69,17 @@ def test_slap_on_a_match_and_see_the_verdict_on_the_table_screen(taco_server, ph
 @pytest.fixture
 def physical_server(tmp_path: Path) -> Iterator[LiveServer]:
     """A live server with Ann, Bob and Cy on pads 1-3 playing with real cards."""
-    service = make_service(tmp_path / "data", games={"taco": TacoGame})
-    app = create_app({"TESTING": True, "DATA_DIR": tmp_path / "data", "PIN": TEST_PIN,
-                      "SSE_KEEPALIVE_S": 0.3, "SSE_POLL_S": 0.1}, service=service)
-    server = start_live_server(app, service)
-    try:
+    with serve_table(tmp_path / "data", games={"taco": TacoGame}) as server:
+        service = server.service
         for name, pad in (("Ann", 1), ("Bob", 2), ("Cy", 3)):
             service.submit("add_player", {"name": name, "pad": pad})
         service.submit("start_game", {"kind": "taco", "settings": {"mode": "physical", "timeout_ms": 1000}})
         yield server
-    finally:
-        server.stop()
-        stop_service(service)
 
 
 def test_caller_taps_the_cards_and_a_pin_holder_overrules_the_verdict(physical_server, phone):  # noqa: F811
     page = phone.new_page()
-    page.goto(physical_server.url + "/pin?next=/")
-    page.fill("#pin", TEST_PIN)
-    page.click("button[type=submit]")
+    enter_pin(page, physical_server.url)
     taco = page.locator(".taco")
     taco.locator("[data-taco=caller]").wait_for()
 
