@@ -6,10 +6,9 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
-from browser import TEST_PIN, LiveServer, chromium, make_service, phone, start_live_server, stop_service  # noqa: F401
+from browser import LiveServer, chromium, enter_pin, phone, seat, serve_table  # noqa: F401
 
 from companion.games.tapeworm import Tapeworm
-from web import create_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -17,17 +16,10 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 @pytest.fixture
 def tapeworm_server(tmp_path: Path) -> Iterator[LiveServer]:
     """A live server whose table has three players and a Tapeworm game (Ann starts)."""
-    service = make_service(tmp_path / "data", games={"tapeworm": Tapeworm})
-    app = create_app({"TESTING": True, "DATA_DIR": tmp_path / "data", "PIN": TEST_PIN,
-                      "SSE_KEEPALIVE_S": 0.3, "SSE_POLL_S": 0.1}, service=service)
-    server = start_live_server(app, service)
-    try:
-        ids = [service.submit("add_player", {"name": n})["events"][0]["data"]["id"] for n in ("Ann", "Bob", "Cat")]
-        service.submit("start_game", {"kind": "tapeworm", "settings": {"deck_size": 40, "first_player": ids[0]}})
+    with serve_table(tmp_path / "data", games={"tapeworm": Tapeworm}) as server:
+        ids = seat(server.service, ("Ann", "Bob", "Cat"))
+        server.service.submit("start_game", {"kind": "tapeworm", "settings": {"deck_size": 40, "first_player": ids[0]}})
         yield server
-    finally:
-        server.stop()
-        stop_service(service)
 
 
 def hand(page: Any, name: str) -> str:
@@ -43,9 +35,7 @@ def test_play_a_few_turns_on_a_phone_and_the_screen_follows(tapeworm_server: Liv
     assert screen.locator(".tw button").count() == 0  # the screen only shows
 
     page = phone.new_page()
-    page.goto(server.url + "/pin?next=/")
-    page.fill("#pin", TEST_PIN)
-    page.click("button[type=submit]")
+    enter_pin(page, server.url)
     page.locator(".tw [data-tw=draw]").wait_for()
 
     # Playing before drawing is refused with the reason, and nothing changes.
