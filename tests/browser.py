@@ -15,7 +15,8 @@ Import the fixtures you need into a test module::
 Helpers for a test's own fixtures: ``running_service`` (a started service, stopped
 afterwards), ``make_app`` (create_app with the test PIN), ``serve_table`` (both behind
 a live server, for a table a test sets up itself), ``seat`` (add players),
-``browser_context`` and ``enter_pin`` (trust a page with the PIN).
+``browser_context`` and ``enter_pin`` (trust a page with the PIN); for Flask's test
+client ``csrf_headers`` and ``trust`` (enter the PIN); ``wait_until`` (poll, hang guard only).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import http.client
 import json
 import os
 import threading
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -171,6 +173,29 @@ def live_server(tmp_path: Path, table_service: TableService) -> Iterator[LiveSer
         yield server
     finally:
         server.stop()
+
+
+def csrf_headers(client: Any) -> dict[str, str]:
+    """The CSRF header for this Flask test client's session."""
+    token = client.get("/api/session").get_json()["csrf_token"]
+    return {"X-CSRF-Token": token}
+
+
+def trust(client: Any, pin: str = TEST_PIN) -> dict[str, str]:
+    """Enter the PIN with this Flask test client (it must be accepted); the CSRF header for later requests."""
+    headers = csrf_headers(client)
+    response = client.post("/api/pin", json={"pin": pin}, headers=headers)
+    assert response.status_code == 200, response.get_json()
+    return headers
+
+
+def wait_until(predicate: Any, what: str = "the condition", timeout: float = 10.0) -> None:
+    """Poll until ``predicate()`` holds; the timeout only bounds a hang (then the test fails naming ``what``)."""
+    end = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out waiting for {what} (the timeout only bounds a hang)")
+        time.sleep(0.01)
 
 
 @contextmanager

@@ -3,27 +3,23 @@ through a real server: the meter moves when the box is hit, a slider reaches the
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
-from hardware import ports
+from companion.service import TableService
 from hardware import protocol as p
 from hardware.emulator import PadBoxEmulator
-from hardware.padbox import SerialPadBox
 
 try:
-    from tests.browser import LiveServer, chromium, enter_pin, make_app, phone, start_live_server  # noqa: F401
-    from tests.test_calibration import make_service, rung_down, stop_service
+    from tests.browser import LiveServer, chromium, enter_pin, make_app, phone, start_live_server, wait_until  # noqa: F401
+    from tests.test_calibration import box_service, emu, private_emulator_dir, rung_down, sim_service  # noqa: F401
 except ImportError:  # pragma: no cover
-    from browser import LiveServer, chromium, enter_pin, make_app, phone, start_live_server  # type: ignore[no-redef]  # noqa: F401
-    from test_calibration import make_service, rung_down, stop_service  # type: ignore[no-redef]
+    from browser import LiveServer, chromium, enter_pin, make_app, phone, start_live_server, wait_until  # type: ignore[no-redef]  # noqa: F401
+    from test_calibration import box_service, emu, private_emulator_dir, rung_down, sim_service  # type: ignore[no-redef]  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-WAIT_S = 10.0
 
 
 def expect() -> Any:
@@ -33,34 +29,13 @@ def expect() -> Any:
 
 
 @pytest.fixture
-def emu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[PadBoxEmulator]:
-    monkeypatch.setenv(ports.EMULATOR_DIR_ENV, str(tmp_path / "emulators"))
-    box = PadBoxEmulator(pads=4, resolution_us=120).start()
-    yield box
-    box.stop()
-
-
-@pytest.fixture
-def box_server(tmp_path: Path, emu: PadBoxEmulator) -> Iterator[LiveServer]:
+def box_server(tmp_path: Path, box_service: TableService) -> Iterator[LiveServer]:  # noqa: F811
     """The app on a real TableService reading a SerialPadBox on the emulator, under waitress."""
-    assert emu.path is not None
-    source = SerialPadBox(port=emu.path, hello_timeout_s=3.0, retry_s=0.1)
-    service = make_service(tmp_path, source)
-    assert source.wait_connected(WAIT_S), source.status()
-    server = start_live_server(make_app(service, tmp_path / "data", SSE_POLL_S=0.1), service, threads=8)
+    server = start_live_server(make_app(box_service, tmp_path / "data", SSE_POLL_S=0.1), box_service, threads=8)
     try:
         yield server
     finally:
         server.stop()
-        stop_service(service)
-
-
-def wait_until(cond: Any, what: str) -> None:
-    deadline = time.monotonic() + WAIT_S
-    while not cond():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def test_meter_moves_and_slider_reaches_the_box(phone: Any, box_server: LiveServer, emu: PadBoxEmulator) -> None:
@@ -116,11 +91,8 @@ def test_guided_check_in_the_browser(phone: Any, box_server: LiveServer, emu: Pa
     expect()(page.locator("#out-slap-3")).to_have_text("290")
 
 
-def test_simulated_pads_say_there_are_no_levels(phone: Any, tmp_path: Path) -> None:
-    from hardware.sim import SimulatedPads
-
-    service = make_service(tmp_path, SimulatedPads(pad_count=4))
-    server = start_live_server(make_app(service, tmp_path / "data"), service, threads=4)
+def test_simulated_pads_say_there_are_no_levels(phone: Any, tmp_path: Path, sim_service: TableService) -> None:  # noqa: F811
+    server = start_live_server(make_app(sim_service, tmp_path / "data"), sim_service, threads=4)
     try:
         page = phone.new_page()
         page.goto(server.url + "/")
@@ -131,4 +103,3 @@ def test_simulated_pads_say_there_are_no_levels(phone: Any, tmp_path: Path) -> N
         expect()(page.locator("#conn")).to_have_text("no levels")
     finally:
         server.stop()
-        stop_service(service)

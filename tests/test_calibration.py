@@ -21,9 +21,12 @@ from hardware import protocol as p
 from hardware.emulator import PadBoxEmulator
 from hardware.padbox import SerialPadBox
 from hardware.sim import SimulatedPads
-from web import create_app
 
-PIN = "2468"
+try:
+    from tests.browser import TEST_PIN, make_app, trust
+except ImportError:  # pragma: no cover - tests/ itself on sys.path
+    from browser import TEST_PIN, make_app, trust  # type: ignore[no-redef]
+
 #: Bounds a hang only; LVL lines come every 50 ms.
 WAIT_S = 10.0
 
@@ -220,7 +223,7 @@ def emu() -> Iterator[PadBoxEmulator]:
 
 
 def make_service(tmp_path: Path, source: Any) -> TableService:
-    config = Config(data_dir=tmp_path / "data", pads_count=source.pad_count, server_pin=PIN)
+    config = Config(data_dir=tmp_path / "data", pads_count=source.pad_count, server_pin=TEST_PIN)
     config.data_dir.mkdir(parents=True, exist_ok=True)
     store = EventStore(config.database_path)
     service = TableService(store, source, config, games={})
@@ -257,18 +260,10 @@ def sim_service(tmp_path: Path) -> Iterator[TableService]:
         stop_service(service)
 
 
-def make_app(tmp_path: Path, service: TableService) -> Flask:
-    return create_app({"TESTING": True, "DATA_DIR": tmp_path / "data", "PIN": PIN}, service=service)
-
-
 def trusted_client(app: Flask) -> tuple[FlaskClient, dict[str, str]]:
     """A test client that entered the PIN, and the CSRF header to send."""
     client = app.test_client()
-    token = client.get("/api/session").get_json()["csrf_token"]
-    headers = {"X-CSRF-Token": token}
-    response = client.post("/api/pin", json={"pin": PIN}, headers=headers)
-    assert response.status_code == 200, response.get_json()
-    return client, headers
+    return client, trust(client)
 
 
 def wait_for(client: FlaskClient, cond: Callable[[dict[str, Any]], bool], what: str) -> dict[str, Any]:
@@ -284,7 +279,7 @@ def wait_for(client: FlaskClient, cond: Callable[[dict[str, Any]], bool], what: 
 
 
 def test_levels_and_last_peaks_show_the_box(tmp_path: Path, emu: PadBoxEmulator, box_service: TableService) -> None:
-    client = make_app(tmp_path, box_service).test_client()
+    client = make_app(box_service, tmp_path / "data").test_client()
     info = client.get("/api/calibration").get_json()
     assert info["supported"] is True and info["connected"] is True and info["pads"] == 4
     assert info["settings"]["3"]["slap"] == p.PARAMS["slap"][2]
@@ -301,7 +296,7 @@ def test_levels_and_last_peaks_show_the_box(tmp_path: Path, emu: PadBoxEmulator,
 
 def test_streaming_stops_when_nobody_watches(tmp_path: Path, emu: PadBoxEmulator, box_service: TableService) -> None:
     box_service.calibration.idle_s = 0.3
-    client = make_app(tmp_path, box_service).test_client()
+    client = make_app(box_service, tmp_path / "data").test_client()
     wait_for(client, lambda d: d["live"], "the box to stream levels")
     deadline = time.monotonic() + WAIT_S
     while emu.streaming and time.monotonic() < deadline:
@@ -310,7 +305,7 @@ def test_streaming_stops_when_nobody_watches(tmp_path: Path, emu: PadBoxEmulator
 
 
 def test_thresholds_set_reach_the_box_at_once(tmp_path: Path, emu: PadBoxEmulator, box_service: TableService) -> None:
-    client, headers = trusted_client(make_app(tmp_path, box_service))
+    client, headers = trusted_client(make_app(box_service, tmp_path / "data"))
     response = client.post("/api/calibration/thresholds", json={"pad": 2, "slap": 310, "touch": 75}, headers=headers)
     assert response.status_code == 200, response.get_json()
     assert response.get_json()["settings"]["slap"] == 310
@@ -349,7 +344,7 @@ BAD_BODIES = [
 def test_bad_threshold_input_is_refused_and_changes_nothing(
     tmp_path: Path, emu: PadBoxEmulator, box_service: TableService, body: Any, status: int, message: str
 ) -> None:
-    client, headers = trusted_client(make_app(tmp_path, box_service))
+    client, headers = trusted_client(make_app(box_service, tmp_path / "data"))
     before = {pad: dict(s) for pad, s in emu.settings.items()}
     response = client.post("/api/calibration/thresholds", json=body, headers=headers)
     assert response.status_code == status
@@ -359,7 +354,7 @@ def test_bad_threshold_input_is_refused_and_changes_nothing(
 
 
 def test_not_json_and_no_pin_and_no_csrf(tmp_path: Path, emu: PadBoxEmulator, box_service: TableService) -> None:
-    app = make_app(tmp_path, box_service)
+    app = make_app(box_service, tmp_path / "data")
     client, headers = trusted_client(app)
     response = client.post("/api/calibration/thresholds", data="pad=1", headers=headers)
     assert response.status_code == 415 and "JSON" in response.get_json()["error"]
@@ -379,7 +374,7 @@ def rung_down(levels: dict[str, Any]) -> bool:
 
 
 def test_guided_check_with_the_emulator(tmp_path: Path, emu: PadBoxEmulator, box_service: TableService) -> None:
-    client, headers = trusted_client(make_app(tmp_path, box_service))
+    client, headers = trusted_client(make_app(box_service, tmp_path / "data"))
     wait_for(client, lambda d: d["live"], "the box to stream levels")
     response = client.post("/api/calibration/check", json={"action": "start", "pad": 3}, headers=headers)
     assert response.status_code == 200
@@ -449,13 +444,13 @@ def test_the_sampler_takes_every_lvl_line_as_it_arrives(emu: PadBoxEmulator) -> 
 def test_guided_check_bad_requests(
     tmp_path: Path, box_service: TableService, body: dict[str, Any], status: int, message: str
 ) -> None:
-    client, headers = trusted_client(make_app(tmp_path, box_service))
+    client, headers = trusted_client(make_app(box_service, tmp_path / "data"))
     response = client.post("/api/calibration/check", json=body, headers=headers)
     assert response.status_code == status and message in response.get_json()["error"]
 
 
 def test_unplugged_box_is_a_clear_error(tmp_path: Path, emu: PadBoxEmulator, box_service: TableService) -> None:
-    client, headers = trusted_client(make_app(tmp_path, box_service))
+    client, headers = trusted_client(make_app(box_service, tmp_path / "data"))
     emu.unplug()
     deadline = time.monotonic() + WAIT_S
     while box_service.source.connected and time.monotonic() < deadline:  # type: ignore[attr-defined]
@@ -466,7 +461,7 @@ def test_unplugged_box_is_a_clear_error(tmp_path: Path, emu: PadBoxEmulator, box
 
 
 def test_simulated_pads_have_no_levels(tmp_path: Path, sim_service: TableService) -> None:
-    app = make_app(tmp_path, sim_service)
+    app = make_app(sim_service, tmp_path / "data")
     client, headers = trusted_client(app)
     info = client.get("/api/calibration").get_json()
     assert info["supported"] is False and "simulated" in info["message"] and "--pads serial" in info["message"]
@@ -488,14 +483,14 @@ def test_simulated_pads_have_no_levels(tmp_path: Path, sim_service: TableService
 
 
 def test_the_table_page_links_to_calibration(tmp_path: Path, sim_service: TableService) -> None:
-    html = make_app(tmp_path, sim_service).test_client().get("/").get_data(as_text=True)
+    html = make_app(sim_service, tmp_path / "data").test_client().get("/").get_data(as_text=True)
     assert 'href="/calibrate"' in html
 
 
 def test_a_reset_box_streams_again_and_shows_its_saved_settings(
     tmp_path: Path, emu: PadBoxEmulator, box_service: TableService
 ) -> None:
-    client, headers = trusted_client(make_app(tmp_path, box_service))
+    client, headers = trusted_client(make_app(box_service, tmp_path / "data"))
     wait_for(client, lambda d: d["live"], "the box to stream levels")
     assert client.post("/api/calibration/thresholds", json={"pad": 1, "slap": 333}, headers=headers).status_code == 200
     emu.reset()  # streaming is off after a reset, and the unsaved threshold is gone
@@ -515,7 +510,7 @@ def test_gpio_buttons_have_no_levels(tmp_path: Path, mock_factory: Any) -> None:
 
     service = make_service(tmp_path, GpioPads([17, 27, 22, 23], pin_factory=mock_factory))
     try:
-        client, headers = trusted_client(make_app(tmp_path, service))
+        client, headers = trusted_client(make_app(service, tmp_path / "data"))
         info = client.get("/api/calibration").get_json()
         assert info["supported"] is False and info["source"] == "gpio"
         assert "buttons on the Pi's GPIO" in info["message"] and "--pads serial" in info["message"]

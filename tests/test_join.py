@@ -13,29 +13,25 @@ from flask import Flask
 
 from companion.commands import serve
 from companion.service import TableService
-from web import create_app
 from web.join import PIN_ASK, PIN_ON_SCREEN
 
 try:
-    from tests.browser import TEST_PIN, make_service, stop_service
+    from tests.browser import TEST_PIN, make_app, running_service
 except ImportError:  # pragma: no cover
-    from browser import TEST_PIN, make_service, stop_service  # type: ignore[no-redef]
+    from browser import TEST_PIN, make_app, running_service  # type: ignore[no-redef]
 
 SVG = "{http://www.w3.org/2000/svg}"
 
 
 @pytest.fixture
 def service(tmp_path: Path) -> Iterator[TableService]:
-    svc = make_service(tmp_path / "data")
-    try:
+    with running_service(tmp_path / "data") as svc:
         yield svc
-    finally:
-        stop_service(svc)
 
 
 @pytest.fixture
 def app(tmp_path: Path, service: TableService) -> Flask:
-    return create_app({"TESTING": True, "DATA_DIR": tmp_path / "data", "PIN": TEST_PIN}, service=service)
+    return make_app(service, tmp_path / "data")
 
 
 def svg_modules(svg: str) -> tuple[set[tuple[int, int]], int]:

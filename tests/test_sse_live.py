@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any
 
 import pytest
@@ -11,9 +10,9 @@ import pytest
 from web.sse_client import SseClient, SseMessage
 
 try:
-    from tests.browser import HttpSession, LiveServer, live_server, table_service  # noqa: F401
+    from tests.browser import HttpSession, LiveServer, live_server, table_service, wait_until  # noqa: F401
 except ImportError:  # pragma: no cover
-    from browser import HttpSession, LiveServer, live_server, table_service  # type: ignore[no-redef]  # noqa: F401
+    from browser import HttpSession, LiveServer, live_server, table_service, wait_until  # type: ignore[no-redef]  # noqa: F401
 
 pytestmark = pytest.mark.slow
 
@@ -34,14 +33,6 @@ def connect(server: LiveServer, **kw: Any) -> tuple[SseClient, dict[str, Any]]:
     assert first.retry is not None and first.retry > 0
     state = client.until(is_state)[-1].json()
     return client, state
-
-
-def wait_until(predicate: Any, timeout: float = 10.0) -> None:
-    end = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > end:
-            raise AssertionError("condition not reached within the hang guard")
-        time.sleep(0.01)
 
 
 def test_a_hit_through_the_api_reaches_every_client(live_server: LiveServer) -> None:

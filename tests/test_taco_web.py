@@ -6,11 +6,10 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
-from browser import TEST_PIN, make_service, stop_service
+from browser import make_app, running_service
 
 from companion.games.taco import TacoGame
 from companion.service import TableService
-from web import create_app
 
 WAIT = 30.0
 
@@ -18,8 +17,7 @@ WAIT = 30.0
 @pytest.fixture
 def played(tmp_path: Path) -> Iterator[tuple[Any, TableService]]:
     """A table where one digital game had one judged slap window (Bob last)."""
-    service = make_service(tmp_path / "data", games={"taco": TacoGame})
-    try:
+    with running_service(tmp_path / "data", games={"taco": TacoGame}) as service:
         for name, pad in (("Ann", 1), ("Bob", 2)):
             service.submit("add_player", {"name": name, "pad": pad})
         sub = service.subscribe()
@@ -38,10 +36,7 @@ def played(tmp_path: Path) -> Iterator[tuple[Any, TableService]]:
             assert update is not None
             state = update.state
         sub.close()
-        app = create_app({"TESTING": True, "DATA_DIR": tmp_path / "data", "PIN": TEST_PIN}, service=service)
-        yield app.test_client(), service
-    finally:
-        stop_service(service)
+        yield make_app(service, tmp_path / "data").test_client(), service
 
 
 def test_stats_across_games(played):

@@ -9,33 +9,28 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
-from browser import TEST_PIN, make_service, stop_service
+from browser import make_app, running_service, seat, trust
 
 from companion.games.tap4 import Tap4
 from companion.service import TableService
-from web import create_app
 
 SVG = "{http://www.w3.org/2000/svg}"
 
 
 @pytest.fixture
 def service(tmp_path: Path) -> Iterator[TableService]:
-    svc = make_service(tmp_path / "data", games={"tap4": Tap4})
-    try:
+    with running_service(tmp_path / "data", games={"tap4": Tap4}) as svc:
         yield svc
-    finally:
-        stop_service(svc)
 
 
 @pytest.fixture
 def client(tmp_path: Path, service: TableService) -> Any:
-    app = create_app({"TESTING": True, "DATA_DIR": tmp_path / "data", "PIN": TEST_PIN}, service=service)
-    with app.test_client() as c:
+    with make_app(service, tmp_path / "data").test_client() as c:
         yield c
 
 
 def _play(service: TableService) -> tuple[int, list[int]]:
-    ids = [service.submit("add_player", {"name": n})["events"][0]["data"]["id"] for n in ("Ann", "Bob", "Cat")]
+    ids = seat(service, ("Ann", "Bob", "Cat"))
     a, b, c = ids
     service.submit("start_game", {"kind": "tap4", "settings": {"target": 60}})
     game_id = service.snapshot()[1]["game"]["game_id"]
@@ -94,9 +89,7 @@ def test_the_ui_script_is_served_and_offered_to_pages(client):
 
 
 def _trusted(client: Any) -> str:
-    token = client.get("/api/session").get_json()["csrf_token"]
-    assert client.post("/api/pin", json={"pin": TEST_PIN}, headers={"X-CSRF-Token": token}).status_code == 200
-    return token
+    return trust(client)["X-CSRF-Token"]
 
 
 @pytest.mark.parametrize(

@@ -22,17 +22,18 @@ from companion.service import TableService
 from web import create_app, load_secret_key, table_context
 
 try:
-    from tests.browser import TEST_PIN, make_service, stop_service, table_service  # noqa: F401
+    from tests.browser import TEST_PIN, make_app, make_service, stop_service, table_service, trust  # noqa: F401
+    from tests.browser import csrf_headers as csrf
+    from tests.browser import wait_until as wait_for
 except ImportError:  # pragma: no cover - tests/ itself on sys.path
-    from browser import TEST_PIN, make_service, stop_service, table_service  # type: ignore[no-redef]  # noqa: F401
+    from browser import TEST_PIN, make_app, make_service, stop_service, table_service, trust  # type: ignore[no-redef]  # noqa: F401
+    from browser import csrf_headers as csrf  # type: ignore[no-redef]
+    from browser import wait_until as wait_for  # type: ignore[no-redef]
 
 
 @pytest.fixture
 def app(tmp_path: Path, table_service: TableService) -> Flask:
-    return create_app(
-        {"TESTING": True, "DATA_DIR": tmp_path / "data", "PIN": TEST_PIN, "SSE_POLL_S": 0.05, "SSE_KEEPALIVE_S": 0.2},
-        service=table_service,
-    )
+    return make_app(table_service, tmp_path / "data", SSE_POLL_S=0.05, SSE_KEEPALIVE_S=0.2)
 
 
 @pytest.fixture
@@ -40,18 +41,10 @@ def client(app: Flask) -> FlaskClient:
     return app.test_client()
 
 
-def csrf(client: FlaskClient) -> dict[str, str]:
-    """The CSRF header for this client's session."""
-    token = client.get("/api/session").get_json()["csrf_token"]
-    return {"X-CSRF-Token": token}
-
-
 @pytest.fixture
 def trusted(client: FlaskClient) -> FlaskClient:
     """A client that entered the PIN; its requests carry the CSRF header."""
-    headers = csrf(client)
-    response = client.post("/api/pin", json={"pin": TEST_PIN}, headers=headers)
-    assert response.status_code == 200, response.get_json()
+    headers = trust(client)
     client.environ_base["HTTP_X_CSRF_TOKEN"] = headers["X-CSRF-Token"]
     return client
 
@@ -63,15 +56,6 @@ def command(client: FlaskClient, command_name: str, **args: Any) -> Any:
 def snapshot(service: TableService) -> tuple[int, str]:
     seq, state = service.snapshot()
     return seq, json.dumps(state, sort_keys=True)
-
-
-def wait_for(predicate: Any, timeout: float = 10.0) -> None:
-    """Poll until ``predicate()`` holds; the timeout only bounds a hang."""
-    end = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > end:
-            raise AssertionError("condition not reached within the hang guard")
-        time.sleep(0.01)
 
 
 def rejected(service: TableService, send: Any, status: int, fragment: str) -> dict[str, Any]:
@@ -380,10 +364,8 @@ def test_a_bug_is_a_logged_500(seated: FlaskClient, caplog: pytest.LogCaptureFix
 
 def test_a_stopped_service_answers_503(tmp_path: Path) -> None:
     service = make_service(tmp_path / "s")
-    app = create_app({"TESTING": True, "DATA_DIR": tmp_path / "s", "PIN": TEST_PIN}, service=service)
-    client = app.test_client()
-    headers = csrf(client)
-    client.post("/api/pin", json={"pin": TEST_PIN}, headers=headers)
+    client = make_app(service, tmp_path / "s").test_client()
+    headers = trust(client)
     stop_service(service)
     response = client.post("/api/command", json={"name": "add_player", "args": {"name": "Ann"}}, headers=headers)
     assert response.status_code == 503 and "not running" in response.get_json()["error"]
@@ -449,8 +431,7 @@ def test_sim_hit_on_real_hardware_is_a_conflict(tmp_path: Path, mock_factory: An
         # queued behind it returns once it is folded, so the state is settled.
         with pytest.raises(RuleError):
             service.submit("end_game")
-        app = create_app({"TESTING": True, "DATA_DIR": tmp_path, "PIN": TEST_PIN}, service=service)
-        client = app.test_client()
+        client = make_app(service, tmp_path).test_client()
         headers = csrf(client)
         rejected(service, lambda: client.post("/api/sim/hit", json={"pad": 1}, headers=headers), 409, "real hardware (gpio)")
         assert "real hardware" in client.get("/pads").get_data(as_text=True)
@@ -567,7 +548,7 @@ def test_game_blueprints_are_registered_automatically(tmp_path: Path, table_serv
     )
     (extra / "notes.py").write_text("x = 1\n")  # no bp: skipped
     monkeypatch.setattr(web.games, "__path__", [*web.games.__path__, str(extra)])
-    app = create_app({"TESTING": True, "DATA_DIR": tmp_path / "data", "PIN": TEST_PIN}, service=table_service)
+    app = make_app(table_service, tmp_path / "data")
     assert app.test_client().get("/api/games/demo/hello").get_json() == {"hello": "demo"}
     monkeypatch.delitem(__import__("sys").modules, "web.games.demo", raising=False)
     monkeypatch.delitem(__import__("sys").modules, "web.games.notes", raising=False)
