@@ -7,7 +7,6 @@ table service judging a Taco Hat Cake Gift Pizza window from those hits.
 from __future__ import annotations
 
 import http.cookiejar
-import importlib.util
 import json
 import os
 import queue
@@ -21,32 +20,14 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from helpers.firmware import ROOT, firmware, simtools  # noqa: F401
 
 from hardware.hits import HitKind, PadHit
 from hardware.padbox import SerialPadBox
 
-ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("padbox_simtools", ROOT / "firmware" / "sim" / "simtools.py")
-simtools = sys.modules.get("padbox_simtools") or importlib.util.module_from_spec(_spec)
-if "padbox_simtools" not in sys.modules:
-    sys.modules["padbox_simtools"] = simtools
-    _spec.loader.exec_module(simtools)
-
 pytestmark = [pytest.mark.firmware, pytest.mark.slow]
 
 TOUCH_THRESHOLD = 60
-
-
-@pytest.fixture(scope="session")
-def firmware(tmp_path_factory: pytest.TempPathFactory):  # -> simtools.Build
-    """The firmware image and harness (shared build directory with the sim tests)."""
-    missing = simtools.missing_tools(simulator=True)
-    if missing:
-        reason = "the firmware simulation needs: " + ", ".join(missing)
-        if simtools.tools_required():
-            pytest.fail(reason + " (TABLETOP_REQUIRE_FIRMWARE_TOOLS=1)")
-        pytest.skip(reason)
-    return simtools.build(tmp_path_factory.getbasetemp() / "firmware-build")
 
 
 def start_board(firmware, name: str):

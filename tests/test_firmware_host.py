@@ -7,18 +7,10 @@ them (`make -C firmware test`) so they are part of the suite.
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("padbox_simtools", ROOT / "firmware" / "sim" / "simtools.py")
-simtools = importlib.util.module_from_spec(_spec)
-sys.modules.setdefault("padbox_simtools", simtools)
-_spec.loader.exec_module(simtools)
+from helpers.firmware import ROOT, require_tools, simtools
 
 pytestmark = pytest.mark.firmware
 
@@ -26,12 +18,7 @@ pytestmark = pytest.mark.firmware
 @pytest.fixture(scope="module")
 def host_results(tmp_path_factory: pytest.TempPathFactory) -> str:
     """Build and run the C host tests once; their combined output."""
-    missing = [m for m in simtools.missing_tools(simulator=False) if not m.startswith("avr")]
-    if missing:
-        reason = "firmware host tests need: " + ", ".join(missing)
-        if simtools.tools_required():
-            pytest.fail(reason + " (TABLETOP_REQUIRE_FIRMWARE_TOOLS=1)")
-        pytest.skip(reason)
+    require_tools([m for m in simtools.missing_tools(simulator=False) if not m.startswith("avr")], "firmware host tests")
     build = tmp_path_factory.mktemp("firmware-host")
     proc = subprocess.run(
         ["make", "-C", str(ROOT / "firmware"), f"BUILD={build}", "test"],

@@ -9,20 +9,12 @@ also prove that parser and firmware agree on the wire.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
+from helpers.firmware import firmware, require_tools, simtools  # noqa: F401
 
 from hardware import protocol as p
-
-ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("padbox_simtools", ROOT / "firmware" / "sim" / "simtools.py")
-simtools = sys.modules.get("padbox_simtools") or importlib.util.module_from_spec(_spec)
-if "padbox_simtools" not in sys.modules:
-    sys.modules["padbox_simtools"] = simtools
-    _spec.loader.exec_module(simtools)
 
 pytestmark = pytest.mark.firmware
 
@@ -34,19 +26,6 @@ WAVEFORM_SCENARIOS = [
     "clean_slap", "light_touch", "long_ringing", "crosstalk", "two_players", "eight_players", "hum_noise", "glitches",
     "silence",
 ]
-
-
-@pytest.fixture(scope="session")
-def firmware(tmp_path_factory: pytest.TempPathFactory):  # -> simtools.Build
-    """The firmware image and harness, built once per session."""
-    missing = simtools.missing_tools(simulator=True)
-    if missing:
-        reason = "the firmware simulation needs: " + ", ".join(missing)
-        if simtools.tools_required():
-            pytest.fail(reason + " (TABLETOP_REQUIRE_FIRMWARE_TOOLS=1)")
-        pytest.skip(reason)
-    # One fixed directory for the session: make rebuilds only what changed.
-    return simtools.build(tmp_path_factory.getbasetemp() / "firmware-build")
 
 
 def decode(uart: bytes) -> list[p.Event]:
@@ -155,25 +134,31 @@ def test_commands_change_the_box_at_once(firmware, tmp_path: Path) -> None:
     assert len(levels) == 2, "LVL every 50 ms from 40 to 150 ms"
     assert max(lv.peaks[3] for lv in levels) > 500, "the slap on pad 4 shows in the streamed peaks"
     assert all(max(lv.levels) < 60 for lv in levels), "levels between contacts are quiet"
-    cfg = {e.pad: e.settings for e in events if isinstance(e, p.PadConfig)}
+    cfg = pad_configs(events)
     assert sorted(cfg) == list(range(1, 9))
     assert cfg[2] == {"slap": 200, "touch": 60, "scan": 2000, "mask": 30000, "xtalk": 50, "xwin": 5000}
+
+
+def run_script(firmware, tmp_path: Path, name: str, script: str, eeprom: Path) -> list[p.Event]:
+    """Write ``script`` as the scenario ``name``.scn, run it on the ``eeprom`` file; the decoded events."""
+    path = tmp_path / f"{name}.scn"
+    path.write_text(script)
+    return decode(simtools.run(firmware, path, tmp_path, eeprom=eeprom).uart)
+
+
+def pad_configs(events: list[p.Event]) -> dict[int, dict[str, int]]:
+    """The settings each CFG line reported, by pad."""
+    return {e.pad: e.settings for e in events if isinstance(e, p.PadConfig)}
 
 
 def test_settings_survive_a_reset_only_after_save(firmware, tmp_path: Path) -> None:
     """SAVE writes EEPROM; at the next power-up CFG shows the saved value."""
     eeprom = tmp_path / "eeprom.bin"
-    first = tmp_path / "first.scn"
-    first.write_text("duration_us 100000\nsend 20000 SET 3 slap 321\nsend 30000 SET 5 xwin 7000\nsend 40000 SAVE\n")
-    events = decode(simtools.run(firmware, first, tmp_path, eeprom=eeprom).uart)
+    first = "duration_us 100000\nsend 20000 SET 3 slap 321\nsend 30000 SET 5 xwin 7000\nsend 40000 SAVE\n"
+    events = run_script(firmware, tmp_path, "first", first, eeprom)
     assert [e.command for e in events if isinstance(e, p.Ok)] == ["SET 3 slap 321", "SET 5 xwin 7000", "SAVE"]
-    unsaved = tmp_path / "unsaved.scn"
-    unsaved.write_text("duration_us 80000\nsend 20000 SET 3 slap 999\n")
-    decode(simtools.run(firmware, unsaved, tmp_path, eeprom=eeprom).uart)
-    second = tmp_path / "second.scn"
-    second.write_text("duration_us 80000\nsend 20000 CFG\n")
-    events = decode(simtools.run(firmware, second, tmp_path, eeprom=eeprom).uart)
-    cfg = {e.pad: e.settings for e in events if isinstance(e, p.PadConfig)}
+    run_script(firmware, tmp_path, "unsaved", "duration_us 80000\nsend 20000 SET 3 slap 999\n", eeprom)
+    cfg = pad_configs(run_script(firmware, tmp_path, "second", "duration_us 80000\nsend 20000 CFG\n", eeprom))
     assert cfg[3]["slap"] == 321 and cfg[5]["xwin"] == 7000 and cfg[1]["slap"] == 200
 
 
@@ -181,18 +166,13 @@ def test_a_corrupt_eeprom_means_factory_settings(firmware, tmp_path: Path) -> No
     """Settings saved, then one EEPROM byte flipped: the checksum fails and the
     box starts with factory settings rather than half-believed ones."""
     eeprom = tmp_path / "eeprom.bin"
-    save = tmp_path / "save.scn"
-    save.write_text("duration_us 80000\nsend 20000 SET 4 touch 99\nsend 30000 SAVE\n")
-    decode(simtools.run(firmware, save, tmp_path, eeprom=eeprom).uart)
-    check = tmp_path / "check.scn"
-    check.write_text("duration_us 80000\nsend 20000 CFG\n")
-    events = decode(simtools.run(firmware, check, tmp_path, eeprom=eeprom).uart)
-    assert {e.pad: e.settings for e in events if isinstance(e, p.PadConfig)}[4]["touch"] == 99
+    run_script(firmware, tmp_path, "save", "duration_us 80000\nsend 20000 SET 4 touch 99\nsend 30000 SAVE\n", eeprom)
+    check = "duration_us 80000\nsend 20000 CFG\n"
+    assert pad_configs(run_script(firmware, tmp_path, "check", check, eeprom))[4]["touch"] == 99
     raw = bytearray(eeprom.read_bytes())
     raw[4 + 16 * 3 + 2] ^= 0x01  # pad 4's touch threshold, low byte
     eeprom.write_bytes(bytes(raw))
-    events = decode(simtools.run(firmware, check, tmp_path, eeprom=eeprom).uart)
-    cfg = {e.pad: e.settings for e in events if isinstance(e, p.PadConfig)}
+    cfg = pad_configs(run_script(firmware, tmp_path, "check", check, eeprom))
     assert cfg[4]["touch"] == 60 and all(c["slap"] == 200 for c in cfg.values())
 
 
@@ -212,12 +192,7 @@ def test_button_box_gives_one_hit_per_bouncing_press(firmware, tmp_path: Path) -
 def test_arduino_ide_build_detects_like_the_plain_build(firmware, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
     """The sketch compiled the Arduino IDE's way (Arduino core: its main(), init()
     and Timer0 interrupt, via arduino-mk) runs the same in the simulator."""
-    missing = simtools.arduino_mk_missing()
-    if missing:
-        reason = "the Arduino core build needs: " + ", ".join(missing)
-        if simtools.tools_required():
-            pytest.fail(reason + " (TABLETOP_REQUIRE_FIRMWARE_TOOLS=1)")
-        pytest.skip(reason)
+    require_tools(simtools.arduino_mk_missing(), "the Arduino core build")
     elf = simtools.build_arduino(tmp_path_factory.getbasetemp() / "firmware-arduino")
     ide = simtools.Build(elf, elf, firmware.harness, "")
     for name in ("two_players", "light_touch"):

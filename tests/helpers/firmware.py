@@ -1,0 +1,53 @@
+"""Shared setup of the firmware tests (tests/test_firmware_*.py).
+
+* ``simtools``: firmware/sim/simtools.py, loaded once as ``padbox_simtools``
+  (it ships with the firmware, outside any Python package).
+* ``require_tools``: skip when build tools are missing, or fail under
+  TABLETOP_REQUIRE_FIRMWARE_TOOLS=1 (CI installs them).
+* ``firmware``: the firmware image and simavr harness, built into one directory
+  per session (make rebuilds only what changed). Import it into a test module.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _load_simtools() -> ModuleType:
+    """firmware/sim/simtools.py as the module ``padbox_simtools`` (one instance for every test module)."""
+    loaded = sys.modules.get("padbox_simtools")
+    if loaded is not None:
+        return loaded
+    spec = importlib.util.spec_from_file_location("padbox_simtools", ROOT / "firmware" / "sim" / "simtools.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["padbox_simtools"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+simtools = _load_simtools()
+
+
+def require_tools(missing: list[str], needs: str) -> None:
+    """Skip the test when ``missing`` names tools (``needs`` says what needs them); fail instead when CI requires them."""
+    if not missing:
+        return
+    reason = f"{needs} needs: " + ", ".join(missing)
+    if simtools.tools_required():
+        pytest.fail(reason + " (TABLETOP_REQUIRE_FIRMWARE_TOOLS=1)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def firmware(tmp_path_factory: pytest.TempPathFactory):  # -> simtools.Build
+    """The firmware image and harness, built once per session into one shared directory."""
+    require_tools(simtools.missing_tools(simulator=True), "the firmware simulation")
+    return simtools.build(tmp_path_factory.getbasetemp() / "firmware-build")
