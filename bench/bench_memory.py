@@ -16,7 +16,6 @@ import http.client
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import tempfile
@@ -25,23 +24,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import Report, is_quick
+from bench.common import Report, is_quick, mb, proc_kb, stop_process
 from web.sse_client import SseClient
 
 REPO = Path(__file__).resolve().parent.parent
 URL = re.compile(r"http://127\.0\.0\.1:(\d+)/")
 PIN = "2580"
-
-
-def _proc_kb(pid: int, field: str) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1])
-    raise RuntimeError(f"{field} not in /proc/{pid}/status")
-
-
-def _mb(kb: int) -> float:
-    return kb / 1024.0
 
 
 class Api:
@@ -74,7 +62,7 @@ def _baseline_rss_kb() -> int:
     proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-        return _proc_kb(proc.pid, "VmRSS")
+        return proc_kb(proc.pid, "VmRSS")
     finally:
         proc.kill()
         proc.wait()
@@ -114,8 +102,8 @@ def main() -> Report:
             watcher = SseClient(port)
             watcher.until(lambda m: m.event == "state", timeout=60)
             time.sleep(1.0)  # let start-up allocations settle
-            start_rss = _proc_kb(proc.pid, "VmRSS")
-            start_peak = _proc_kb(proc.pid, "VmHWM")
+            start_rss = proc_kb(proc.pid, "VmRSS")
+            start_peak = proc_kb(proc.pid, "VmHWM")
 
             _, state = api.call("GET", "/api/state")
             first_seq = state["seq"]
@@ -132,23 +120,18 @@ def main() -> Report:
             elapsed = time.perf_counter() - t0
             watcher.close()
             time.sleep(1.0)
-            end_rss = _proc_kb(proc.pid, "VmRSS")
-            end_peak = _proc_kb(proc.pid, "VmHWM")
+            end_rss = proc_kb(proc.pid, "VmRSS")
+            end_peak = proc_kb(proc.pid, "VmHWM")
         finally:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop_process(proc, timeout=60)
     base = _baseline_rss_kb()
-    report.figure("rss_after_start_mb", _mb(start_rss), "MB", "resident after start, 4 players, 1 SSE client")
-    report.figure("peak_after_start_mb", _mb(start_peak), "MB", "peak resident (VmHWM) after start")
-    report.figure("rss_after_hits_mb", _mb(end_rss), "MB", f"resident after {hits} hits via /api/sim/hit  [target < 60]")
-    report.figure("peak_after_hits_mb", _mb(end_peak), "MB", f"peak resident (VmHWM) after {hits} hits  [target < 60]")
-    report.figure("growth_mb", _mb(end_rss - start_rss), "MB", "resident growth over the hits  [target < 5]")
+    report.figure("rss_after_start_mb", mb(start_rss), "MB", "resident after start, 4 players, 1 SSE client")
+    report.figure("peak_after_start_mb", mb(start_peak), "MB", "peak resident (VmHWM) after start")
+    report.figure("rss_after_hits_mb", mb(end_rss), "MB", f"resident after {hits} hits via /api/sim/hit  [target < 60]")
+    report.figure("peak_after_hits_mb", mb(end_peak), "MB", f"peak resident (VmHWM) after {hits} hits  [target < 60]")
+    report.figure("growth_mb", mb(end_rss - start_rss), "MB", "resident growth over the hits  [target < 5]")
     report.figure("api_hits_per_s", hits / elapsed, "hits/s", "hits posted one by one over one keep-alive connection, until logged")
-    report.figure("baseline_flask_waitress_mb", _mb(base), "MB", "bare interpreter with flask + waitress imported")
+    report.figure("baseline_flask_waitress_mb", mb(base), "MB", "bare interpreter with flask + waitress imported")
     report.ratio("rss_vs_bare_flask", end_rss, base, "resident after hits / bare flask+waitress interpreter")
     report.write()
     return report

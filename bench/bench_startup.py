@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import http.client
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -25,8 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.bench_memory import _baseline_rss_kb, _mb, _proc_kb
-from bench.common import Report, Stopwatch, is_quick, median
+from bench.bench_memory import _baseline_rss_kb
+from bench.common import Report, Stopwatch, is_quick, mb, median, proc_kb, stop_process
 
 REPO = Path(__file__).resolve().parent.parent
 #: Bounds a hang only.
@@ -78,21 +77,16 @@ def serve_once(tmp: Path, run: int) -> dict[str, float]:
                 raise RuntimeError(f"tabletop serve did not answer /api/health within {START_TIMEOUT_S:g} s")
             time.sleep(0.005)
         started = time.perf_counter() - t0
-        rss = _proc_kb(proc.pid, "VmRSS")
-        hwm = _proc_kb(proc.pid, "VmHWM")
+        rss = proc_kb(proc.pid, "VmRSS")
+        hwm = proc_kb(proc.pid, "VmHWM")
         for path in FIRST_PAGES:
             status = _get(port, path)
             if status != 200:
                 raise RuntimeError(f"GET {path} answered {status}")
-        rss_pages = _proc_kb(proc.pid, "VmRSS")
-        hwm_pages = _proc_kb(proc.pid, "VmHWM")
+        rss_pages = proc_kb(proc.pid, "VmRSS")
+        hwm_pages = proc_kb(proc.pid, "VmHWM")
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc, timeout=30)
         if proc.stderr is not None:
             proc.stderr.close()
     return {"start_s": started, "rss_kb": rss, "hwm_kb": hwm, "rss_pages_kb": rss_pages, "hwm_pages_kb": hwm_pages}
@@ -126,19 +120,19 @@ def main() -> Report:
                           f"tabletop serve: Popen until /api/health answers  [target < {TARGET_START_S:g}]")
     bare_s = report.series("python_bare_s", bare, "s", "python -c pass")
     fw_s = report.series("python_flask_waitress_s", flask_waitress, "s", "python -c 'import flask, waitress'")
-    rss = median(_mb(r["rss_kb"]) for r in results)
+    rss = median(mb(r["rss_kb"]) for r in results)
     report.figure("rss_at_start_mb", rss, "MB", f"resident (VmRSS) when healthy (median)  [target < {TARGET_RSS_MB:g}]")
-    report.figure("hwm_at_start_mb", median(_mb(r["hwm_kb"]) for r in results), "MB", "peak resident (VmHWM) when healthy")
-    rss_pages = median(_mb(r["rss_pages_kb"]) for r in results)
+    report.figure("hwm_at_start_mb", median(mb(r["hwm_kb"]) for r in results), "MB", "peak resident (VmHWM) when healthy")
+    rss_pages = median(mb(r["rss_pages_kb"]) for r in results)
     report.figure("rss_after_first_pages_mb", rss_pages, "MB",
                   f"resident after {', '.join(FIRST_PAGES)}  [target < {TARGET_RSS_MB:g}]")
-    report.figure("hwm_after_first_pages_mb", median(_mb(r["hwm_pages_kb"]) for r in results), "MB",
+    report.figure("hwm_after_first_pages_mb", median(mb(r["hwm_pages_kb"]) for r in results), "MB",
                   "peak resident after the first pages")
     base_kb = _baseline_rss_kb()
-    report.figure("baseline_flask_waitress_mb", _mb(base_kb), "MB", "bare interpreter with flask + waitress imported")
+    report.figure("baseline_flask_waitress_mb", mb(base_kb), "MB", "bare interpreter with flask + waitress imported")
     report.ratio("start_vs_bare_python", start, bare_s, "serve start-up / python -c pass")
     report.ratio("start_vs_flask_waitress", start, fw_s, "serve start-up / python importing flask + waitress")
-    report.ratio("rss_vs_flask_waitress", rss, _mb(base_kb), "resident at start / bare flask+waitress interpreter")
+    report.ratio("rss_vs_flask_waitress", rss, mb(base_kb), "resident at start / bare flask+waitress interpreter")
     report.notes.append(
         f"start-up {'meets' if start < TARGET_START_S else 'MISSES'} the {TARGET_START_S:g} s target; "
         f"resident {'meets' if max(rss, rss_pages) < TARGET_RSS_MB else 'MISSES'} the {TARGET_RSS_MB:g} MB target"

@@ -12,7 +12,9 @@ import json
 import math
 import os
 import platform
+import signal
 import statistics
+import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -44,6 +46,29 @@ def percentile(values: Iterable[float], p: float) -> float:
 def ratio(value: float, baseline: float) -> float:
     """``value / baseline`` (NaN when the baseline is zero)."""
     return value / baseline if baseline else math.nan
+
+
+def proc_kb(pid: int, field: str) -> int:
+    """A ``/proc/<pid>/status`` memory field (``VmRSS``, ``VmHWM``, ...) in kB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise RuntimeError(f"{field} not in /proc/{pid}/status")
+
+
+def mb(kb: int) -> float:
+    """Kilobytes as megabytes (MiB)."""
+    return kb / 1024.0
+
+
+def stop_process(proc: subprocess.Popen, timeout: float) -> None:
+    """SIGTERM, as systemd stops the service; killed if it has not ended within ``timeout`` seconds."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def is_quick() -> bool:
