@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from typing import Any
 
 import pytest
@@ -59,9 +60,16 @@ def test_table_page_pin_players_and_a_game(phone: Any, live_server: LiveServer) 
     page.goto(live_server.url + "/")
     expect()(page.locator("#conn")).to_have_text("live")
 
-    # Watching works, changing needs the PIN: the server's message shows as a toast.
-    page.fill("#new-name", "Ann")
-    page.click("#add-player button[type=submit]")
+    # Watching works, changing needs the PIN: a watcher gets no start or add-player form,
+    # just the call to enter the PIN where they would be.
+    expect()(page.locator("#new-game")).to_be_hidden()
+    expect()(page.locator("#start-form")).to_be_hidden()
+    expect()(page.locator("#add-player")).to_be_hidden()
+    expect()(page.locator("#pin-cta")).to_be_visible()
+    expect()(page.locator("#pin-link")).to_have_text("Enter the PIN to change things")
+    # The server refuses a watcher's change whatever the page shows.
+    refused = page.evaluate("""() => Tabletop.api.command('add_player', {name: 'Ann'}).then(() => 'accepted', e => e.status + ' ' + e.message)""")
+    assert refused.startswith("403 ") and "needs the table PIN" in refused, refused
     expect()(page.locator(".toast")).to_contain_text("needs the table PIN")
     assert live_server.service.snapshot()[1]["players"] == []
 
@@ -81,6 +89,7 @@ def test_table_page_pin_players_and_a_game(phone: Any, live_server: LiveServer) 
     # Seat order: move Bob up.
     page.click('button[aria-label="move Bob up"]')
     expect()(page.locator(".player-name >> nth=0")).to_have_value("Bob")
+    expect()(page.locator("#pin-cta")).to_be_hidden()
 
     # Start the game; with no UI script for "counter" the key/value fallback shows its view.
     page.select_option("#start-kind", "counter")
@@ -97,6 +106,37 @@ def test_table_page_pin_players_and_a_game(phone: Any, live_server: LiveServer) 
     # Forgetting the phone: back to watching.
     page.click("#logout")
     expect()(page.locator("#pin-link")).to_be_visible()
+    expect()(page.locator("#game-actions")).to_be_hidden()
+    expect()(page.locator("li.player.readonly")).to_have_count(2)
+
+
+def test_a_name_being_typed_survives_another_phone_changing_the_players(phone: Any, live_server: LiveServer) -> None:
+    service = live_server.service
+    ann = service.submit("add_player", {"name": "Ann", "pad": 1})["events"][0]["data"]["id"]
+    page = phone.new_page()
+    page.goto(live_server.url + "/pin?next=/")
+    page.fill("#pin", TEST_PIN)
+    page.click(".pin-form button[type=submit]")
+    field = page.locator(f'li.player[data-player="{ann}"] .player-name')
+    expect()(field).to_have_value("Ann")
+
+    field.click()
+    field.press("End")
+    field.type("abel")  # not committed yet: no change event until the field is left
+    service.submit("add_player", {"name": "Bob", "pad": 2})  # another phone, meanwhile
+    service.submit("update_player", {"player": ann, "colour": "#0072b2"})
+    expect()(page.locator("li.player")).to_have_count(2)
+    expect()(page.locator(f'li.player[data-player="{ann}"] .player-colour')).to_have_value("#0072b2")
+    # The list was redrawn; the half-typed name and the caret are still there.
+    expect()(field).to_have_value("Annabel")
+    expect()(field).to_be_focused()
+    assert service.snapshot()[1]["players"][0]["name"] == "Ann"
+
+    field.type("le")
+    field.press("Enter")  # leaves the field: now the name is sent
+    expect()(field).not_to_be_focused()
+    _wait_until(lambda: [p["name"] for p in service.snapshot()[1]["players"]] == ["Annabelle", "Bob"], "the new name to reach the table")
+    expect()(field).to_have_value("Annabelle")
 
 
 def test_phone_viewport_has_no_horizontal_scroll(phone: Any, live_server: LiveServer) -> None:
@@ -133,3 +173,12 @@ def test_a_phone_that_lost_the_server_resumes_with_what_it_missed(phone: Any, li
         expect()(screen.locator("#last-hit")).to_have_text(re.compile(r"Pad 4 "))
     finally:
         again.stop()
+
+
+def _wait_until(cond: Any, what: str, timeout_s: float = 20.0) -> None:
+    """Poll ``cond`` (a generous bound that only stops a hang)."""
+    deadline = time.monotonic() + timeout_s
+    while not cond():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}")
+        time.sleep(0.05)

@@ -15,6 +15,13 @@
  *                                 window.TabletopGames[kind][mode], loading
  *                                 /static/games/<kind>.js on first use, with a
  *                                 key/value fallback for kinds without a UI.
+ *                                 A phone without the PIN gets api = null: the
+ *                                 game then draws a read-only view.
+ * Tabletop.trusted                true when this phone entered the PIN (from the
+ *                                 page's <meta name="trusted">, confirmed by
+ *                                 /api/session, false after a PIN refusal);
+ *                                 null while unknown.
+ * Tabletop.onTrust(fn)            fn(trusted) whenever that changes.
  */
 (function () {
   "use strict";
@@ -48,6 +55,8 @@
           var message = data.error || ("request failed (" + response.status + ")");
           toast(message, "error");
           if (response.status === 403 && /PIN/.test(message)) {
+            // The trust ran out (or the PIN changed): hide the controls again.
+            setTrusted(false);
             showPinLink();
           }
           var err = new Error(message);
@@ -64,8 +73,33 @@
   }
 
   function showPinLink() {
-    var trust = document.getElementById("trust");
-    if (trust) { trust.classList.add("flash"); }
+    ["trust", "pin-cta"].forEach(function (id) {
+      var box = document.getElementById(id);
+      if (box && !box.hidden) { box.classList.add("flash"); }
+    });
+  }
+
+  /* ---- trust (the PIN) ---------------------------------------------------- */
+  // The server refuses every change from an untrusted phone whatever the page
+  // shows; this only decides which controls are worth drawing.
+  var trustListeners = [];
+  var initialTrust = meta("trusted");
+
+  function setTrusted(value) {
+    if (window.Tabletop.trusted === value) { return; }
+    window.Tabletop.trusted = value;
+    trustListeners.forEach(function (fn) {
+      try { fn(value); } catch (err) { console.error(err); }
+    });
+  }
+
+  function onTrust(fn) { trustListeners.push(fn); }
+
+  function checkSession() {
+    fetch("/api/session", { credentials: "same-origin", cache: "no-store" })
+      .then(function (r) { return r.json(); })
+      .then(function (data) { setTrusted(!!data.trusted); })
+      .catch(function () { /* offline: keep what the page said */ });
   }
 
   var api = {
@@ -166,7 +200,7 @@
     var ui = window.TabletopGames[game.kind];
     if (ui && typeof ui[mode] === "function") {
       try {
-        if (mode === "phone") { ui.phone(el, state, api); } else { ui.screen(el, state); }
+        if (mode === "phone") { ui.phone(el, state, window.Tabletop.trusted ? api : null); } else { ui.screen(el, state); }
       } catch (err) {
         console.error(err);
         fallback(el, state);
@@ -256,6 +290,8 @@
   document.documentElement.classList.toggle("no-emoji", !colourEmoji());
 
   window.Tabletop = {
+    trusted: initialTrust === "1" ? true : initialTrust === "0" ? false : null,
+    onTrust: onTrust,
     h: h,
     isLight: isLight,
     injectCss: injectCss,
@@ -267,4 +303,7 @@
     el: el,
     latestState: null
   };
+  checkSession();
+  // A page restored from the back/forward cache may predate a PIN entry or a logout.
+  window.addEventListener("pageshow", function (e) { if (e.persisted) { checkSession(); } });
 })();

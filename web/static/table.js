@@ -18,22 +18,72 @@
     }
   }
 
+  /* Names being typed, by player id: a live update (another phone changes the
+   * players) redraws the list, and must not throw away a half-typed name. */
+  var drafts = {};
+  var redrawing = false;  // a field removed by a redraw may report a blur: that is no commit
+
+  function readOnlyPlayer(p) {
+    // A watcher's view of a seat: the same facts, nothing to press.
+    var li = T.el("li", { "class": "player readonly", "data-player": p.id });
+    var swatch = T.el("span", { "class": "player-swatch", "aria-hidden": "true" });
+    swatch.style.background = p.colour || "#888888";
+    li.appendChild(swatch);
+    li.appendChild(T.el("span", { "class": "player-label" }, p.name));
+    li.appendChild(T.el("span", { "class": "player-pad-label" }, p.pad ? "pad " + p.pad : "no pad"));
+    return li;
+  }
+
+  function nameField(p) {
+    var name = T.el("input", { value: p.name, maxlength: "24", "aria-label": "name", "class": "player-name" });
+    if (p.id in drafts) { name.value = drafts[p.id]; }
+    name.addEventListener("input", function () { drafts[p.id] = name.value; });
+    var sent = p.name;
+    function commit() {
+      // change and blur both land here; a restored draft fires no change of its own.
+      if (redrawing) { return; }
+      var value = name.value.trim();
+      if (!(p.id in drafts) || value === sent) { delete drafts[p.id]; return; }
+      sent = value;
+      api.command("update_player", { player: p.id, name: value })
+        .then(function () { if (drafts[p.id] === name.value) { delete drafts[p.id]; } })
+        .catch(function () {
+          delete drafts[p.id];
+          name.value = p.name;
+          sent = p.name;
+          if (T.latestState) { lastPlayers = ""; renderPlayers(T.latestState); }  // the field may have been redrawn meanwhile
+        });
+    }
+    name.addEventListener("change", commit);
+    name.addEventListener("blur", commit);
+    name.addEventListener("keydown", function (e) { if (e.key === "Enter") { name.blur(); } });
+    return name;
+  }
+
   function renderPlayers(state) {
-    var key = JSON.stringify([state.players, state.pads && state.pads.count]);
+    var trusted = !!T.trusted;
+    var key = JSON.stringify([state.players, state.pads && state.pads.count, trusted]);
     if (key === lastPlayers) { return; }
     lastPlayers = key;
     var list = $("players");
-    list.innerHTML = "";
+    // Keep the field being edited (focus, caret) across the redraw.
+    var active = document.activeElement;
+    var focused = active && list.contains(active) && active.classList.contains("player-name")
+      ? { id: active.closest("li").getAttribute("data-player"), start: active.selectionStart, end: active.selectionEnd } : null;
+    redrawing = true;
+    try { list.innerHTML = ""; } finally { redrawing = false; }
     var players = state.players || [];
-    if (!players.length) { list.appendChild(T.el("li", { "class": "empty-note" }, "Nobody at the table yet: add the players below.")); }
+    var ids = players.map(function (p) { return String(p.id); });
+    Object.keys(drafts).forEach(function (id) { if (ids.indexOf(id) < 0) { delete drafts[id]; } });
+    if (!players.length) {
+      list.appendChild(T.el("li", { "class": "empty-note" }, trusted ? "Nobody at the table yet: add the players below." : "Nobody at the table yet."));
+    }
     players.forEach(function (p, index) {
+      if (!trusted) { list.appendChild(readOnlyPlayer(p)); return; }
       var li = T.el("li", { "class": "player", "data-player": p.id });
       var colour = T.el("input", { type: "color", value: p.colour || "#888888", "aria-label": "colour of " + p.name, "class": "player-colour" });
       colour.addEventListener("change", function () { api.command("update_player", { player: p.id, colour: colour.value }); });
-      var name = T.el("input", { value: p.name, maxlength: "24", "aria-label": "name", "class": "player-name" });
-      name.addEventListener("change", function () {
-        api.command("update_player", { player: p.id, name: name.value }).catch(function () { name.value = p.name; });
-      });
+      var name = nameField(p);
       var pad = T.el("select", { "aria-label": "pad of " + p.name, "class": "player-pad" });
       padOptions(pad, state, p.pad);
       pad.addEventListener("change", function () {
@@ -51,6 +101,10 @@
       });
       [colour, name, pad, up, down, remove].forEach(function (e) { li.appendChild(e); });
       list.appendChild(li);
+      if (focused && focused.id === String(p.id)) {
+        name.focus();
+        try { name.setSelectionRange(focused.start, focused.end); } catch (err) { /* not a text field */ }
+      }
     });
     // A new player gets the first free pad and a colour nobody has yet, so
     // "Add" alone seats a ready player.
@@ -282,9 +336,10 @@
   function renderGame(state) {
     var game = state.game;
     $("game-title").textContent = game ? game.title : "No game running";
-    $("game-actions").hidden = !game;
+    var trusted = !!T.trusted;
+    $("game-actions").hidden = !game || !trusted;
     // The table refuses a second game while one runs: show the form only when it can work.
-    $("new-game").hidden = !!game;
+    $("new-game").hidden = !!game || !trusted;
     if (game) { $("undo").disabled = !game.can_undo; }
     T.renderGame($("game"), state, "phone");
   }
@@ -301,7 +356,7 @@
     return text + " · " + (minutes < 60 ? minutes + " min" : Math.floor(minutes / 60) + " h " + (minutes % 60) + " min");
   }
 
-  var gamesSeen = null;
+  var gamesSeen;  // undefined: not loaded yet (null would match "no game running" and never load)
   function refreshPastGames(state) {
     var id = state.game ? state.game.game_id : null;
     if (gamesSeen === id) { return; }
@@ -358,6 +413,19 @@
       api.post("/api/logout", {}).then(function () { window.location.reload(); }).catch(function () {});
     });
   }
+
+  /* Trust decides which controls show: a watcher gets one call to action instead. */
+  function showTrust(trusted) {
+    $("trust").hidden = !trusted;
+    $("pin-cta").hidden = !!trusted;
+    $("add-player").hidden = !trusted;
+    $("new-game").hidden = !trusted || !!(T.latestState && T.latestState.game);
+  }
+  showTrust(T.trusted);
+  T.onTrust(function (trusted) {
+    showTrust(trusted);
+    if (T.latestState) { lastPlayers = ""; lastKinds = ""; render(T.latestState); }
+  });
 
   T.live(render);
 })();

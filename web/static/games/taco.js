@@ -4,6 +4,7 @@
  * Registers window.TabletopGames.taco = {phone(el, state, api), screen(el, state)}.
  * Both are called on every live update and redraw from the public state; the
  * phone keeps its open panel (which verdict is being overruled) on the element.
+ * A phone without the PIN gets api = null and shows the game without controls.
  */
 (function () {
   "use strict";
@@ -61,7 +62,8 @@
     ".taco .tc-caller button .emoji { font-size: 1.8rem; }",
     ".taco .tc-history li { margin: 0.25rem 0; }",
     ".taco details { margin: 0.5rem 0; }",
-    ".taco summary { min-height: 2.75rem; display: flex; align-items: center; cursor: pointer; }",
+    // A list-item summary keeps its disclosure triangle (display: flex would drop it).
+    ".taco summary { min-height: 2.75rem; display: list-item; padding: 0.55rem 0; cursor: pointer; }",
     ".taco table.tc-stats { border-collapse: collapse; width: 100%; font-size: 0.85rem; font-variant-numeric: tabular-nums; }",
     ".taco table.tc-stats th, .taco table.tc-stats td { border-bottom: 1px solid var(--tc-line); padding: 0.25rem; text-align: right; }",
     ".taco table.tc-stats th:first-child, .taco table.tc-stats td:first-child { text-align: left; }",
@@ -192,7 +194,7 @@
     });
     return h("div", { "class": "tc-verdict" + (fresh ? " fresh" : ""), "data-taco": "verdict", "data-verdict": v.n }, [
       h("div", {}, head),
-      h("div", { "class": "muted" }, "Verdict " + v.n + (v.card ? " · " + v.card + " said with " + v.word : "") + (timing ? " · " + timing : "")),
+      h("div", { "class": "muted" }, "Verdict " + v.n + (v.card ? " · " + cap(v.card) + " said with " + cap(v.word) : "") + (timing ? " · " + timing : "")),
       h("div", { "data-taco": "bars" }, rows), taker,
       notes.length ? h("div", { "class": "tc-overrules", "data-taco": "overrules" }, notes) : null
     ]);
@@ -384,7 +386,8 @@
       piles(state, view),
       verdictBox(state, view.verdict, false),
       history(state, view)
-    ].concat(controls(el, state, view, api)).concat([statsPanel(el, state, api)])));
+    // Without the PIN (api is null) the phone watches: no pause, caller, penalty or overrule.
+    ].concat(api ? controls(el, state, view, api) : []).concat([statsPanel(el, state, api)])));
     window.scrollTo(0, scrollY);
   }
 

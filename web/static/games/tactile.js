@@ -5,7 +5,8 @@
  * player's disc pushes it with an active push card). The server decides; an
  * illegal move comes back with its reason, shown under the board. phone() is
  * redrawn on every live update; the selected disc and half-typed forms live on
- * the element so an update does not lose them.
+ * the element so an update does not lose them. A phone without the PIN gets
+ * api = null: it sees board, players, market and log, with nothing to tap.
  */
 (function () {
   "use strict";
@@ -38,7 +39,9 @@
     ".tactile .tt-disc { width: 1.6rem; height: 1.6rem; border-radius: 50%; border: 2px solid #fff; display: inline-flex;",
     "  align-items: center; justify-content: center; font-weight: 800; font-size: 0.7rem; color: #000; box-shadow: 0 1px 3px #0008; }",
     ".tactile .tt-disc.selected { outline: 3px solid #fff; outline-offset: 2px; transform: scale(1.1); }",
-    ".tactile .tt-error { color: #ff8a80; min-height: 1.2rem; font-size: 0.9rem; }",
+    ".tactile .tt-error { color: #ff8a80; font-size: 0.9rem; }",
+    ".tactile .tt-error:empty { display: none; }",
+    ".tactile .tt-hint { margin: 0.3rem 0; color: var(--muted, #9aa0aa); font-size: 0.9rem; }",
     ".tactile .tt-row { display: flex; gap: 0.4rem; flex-wrap: wrap; align-items: center; margin: 0.35rem 0; }",
     ".tactile .tt-row button { min-height: 2.75rem; }",
     ".tactile .tt-players { display: grid; gap: 0.4rem; }",
@@ -233,27 +236,31 @@
     var root = h("div", { "class": "tactile", "data-tt": "phone" });
     el.appendChild(root);
     root.appendChild(statusLine(state, view, outcome));
-
-    if (view.phase === "setup") {
+    var play = view.phase === "play";
+    if (view.phase === "setup" && api) {
       root.appendChild(tilePicker(ui, view, send));
       root.appendChild(layoutForm(ui, send));
     }
-    if (view.phase === "play") {
+    if (play) {
       root.appendChild(basicsLine(view));
     }
     var onSetupTap = function (tile) { ui.tile = tile; ui.error = ""; redraw(); };
-    root.appendChild(board(state, view, ui, view.phase === "play" ? onTap : view.phase === "setup" ? onSetupTap : null));
+    root.appendChild(board(state, view, ui, !api ? null : play ? onTap : view.phase === "setup" ? onSetupTap : null));
+    // Only what has something to say takes room under the board: an empty error line
+    // and an empty hint paragraph used to leave a gap about 50 px high.
     root.appendChild(h("div", { "class": "tt-error", "data-tt": "error", role: "alert" }, ui.error));
-    root.appendChild(h("p", { "data-tt": "hint" }, ui.selected ? "Disc " + ui.selected + " selected: tap where it goes." : view.phase === "play" ? "Tap a disc, then its destination." : ""));
-    if (view.market.pending.length && !outcome) {
+    if (api && (ui.selected || play)) {
+      root.appendChild(h("p", { "class": "tt-hint", "data-tt": "hint" }, ui.selected ? "Disc " + ui.selected + " selected: tap where it goes." : "Tap a disc, then its destination."));
+    }
+    if (api && view.market.pending.length && !outcome) {
       root.appendChild(entryForm(ui, view, send));
     }
-    if (view.phase === "play") {
+    if (api && play) {
       root.appendChild(actionRow(ui, view, send));
     }
     root.appendChild(playersBlock(state, view));
     root.appendChild(h("h3", {}, "Market"));
-    root.appendChild(marketBlock(view, view.phase === "play" ? function (slot) { send("buy", { slot: slot }); } : null));
+    root.appendChild(marketBlock(view, api && play ? function (slot) { send("buy", { slot: slot }); } : null));
     root.appendChild(logBlock(view));
   }
 

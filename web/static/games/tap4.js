@@ -3,7 +3,8 @@
  * Registers window.TabletopGames.tap4 = {phone(el, state, api), screen(el, state)}.
  * phone() is called on every live update: the sheet is redrawn, but a round
  * being typed in is kept (its form state lives on the element) until the
- * round it was for is on the sheet.
+ * round it was for is on the sheet. A phone without the PIN gets api = null:
+ * it sees the sheet, chart and statistics without entry, corrections or undo.
  */
 (function () {
   "use strict";
@@ -53,7 +54,8 @@
     ".tap4 .t4-final { font-size: 1.1rem; }",
     ".tap4 .t4-final li.win { font-weight: 800; color: var(--ok, #5cb85c); }",
     ".tap4 details { margin: 0.6rem 0; }",
-    ".tap4 summary { min-height: 2.75rem; display: flex; align-items: center; cursor: pointer; }",
+    // A list-item summary keeps its disclosure triangle (display: flex would drop it).
+    ".tap4 summary { min-height: 2.75rem; display: list-item; padding: 0.55rem 0; cursor: pointer; }",
     ".tap4 .t4-row { display: flex; gap: 0.5rem; flex-wrap: wrap; align-items: center; margin: 0.4rem 0; }",
     ".tap4 table.t4-stats { border-collapse: collapse; width: 100%; font-size: 0.85rem; }",
     ".tap4 table.t4-stats th, .tap4 table.t4-stats td { border-bottom: 1px solid var(--t4-line); padding: 0.25rem; text-align: right; }",
@@ -348,21 +350,22 @@
     var game = state.game;
     var view = game.view;
     ui.status.replaceChildren(statusLine(view, game.outcome));
-    ui.sheet.replaceChildren(sheetTable(view, function (round) {
+    ui.sheet.replaceChildren(sheetTable(view, api ? function (round) {
       ui.form = freshForm(view, round);
       ui.entryKey = null;
       render(ui, ui.last, api);
       ui.entry.scrollIntoView({ behavior: "smooth", block: "start" });
-    }));
+    } : null));
     var fin = finalStandings(view, game.outcome);
     ui.final.replaceChildren.apply(ui.final, fin ? [fin] : []);
-    var picker = starterPicker(view, api);
+    var picker = api ? starterPicker(view, api) : null;
     ui.starter.replaceChildren.apply(ui.starter, picker ? [picker] : []);
 
     // The entry form survives live updates until its round is on the sheet.
     if (ui.form && ui.form.editing && ui.form.editing > view.rounds.length) { ui.form = null; }
     if (ui.form && !ui.form.editing && (!view.next || ui.form.round !== view.next.round)) { ui.form = null; }
     if (!ui.form && view.next) { ui.form = freshForm(view, null); ui.form.round = view.next.round; }
+    if (!api) { ui.form = null; }  // watching: nothing to enter
     var key = !ui.form ? "none" : (ui.form.editing ? "edit:" + ui.form.editing : "new:" + ui.form.round) + ":" +
       view.players.map(function (p) { return p.id + "=" + p.name + p.colour; }).join(",");
     if (key !== ui.entryKey) {
@@ -371,9 +374,9 @@
     }
 
     ui.tools.replaceChildren(
-      h("button", { type: "button", "data-t4": "undo", disabled: !game.can_undo, onclick: function () {
+      api ? h("button", { type: "button", "data-t4": "undo", disabled: !game.can_undo, onclick: function () {
         api.command("undo", {}).catch(function () {});
-      } }, "Undo last change"),
+      } }, "Undo last change") : "",
       h("a", { "class": "button", href: "/games/tap4/" + game.game_id + "/sheet.csv", "data-t4": "csv" }, "CSV")
     );
     var chart = chartFor(game.game_id, view);
