@@ -46,6 +46,11 @@ PENALTY_REASONS = ("gesture", "peek", "pace", "other")
 VIEW_VERDICTS = 12
 
 
+def _said_with(card: str, word: str) -> str:
+    """How a verdict names a flip: "Taco was said with Hat"."""
+    return f"{card.capitalize()} was said with {word.capitalize()}"
+
+
 @register
 class TacoGame(Game):
     """The referee for Taco Hat Cake Gift Pizza with one pad per player."""
@@ -408,9 +413,10 @@ class TacoGame(Game):
                 # stamp is ahead of the table's clock: a bogus hit must not stop the game.
                 return [self._ignored(h, "stamped after the next beat (clock ahead)")]
             top = self.top
-            why = "a touch (feint) when no slap was due" if h["kind"] == HitKind.TOUCH.value else "slapped when no slap was due"
+            why = "feinted with a light touch when no slap was due" if h["kind"] == HitKind.TOUCH.value else "slapped when no slap was due"
             if top is not None:
-                why += f" ({top['card']} said with {top['word']})"
+                # No brackets here: the verdict wraps this reason in its own.
+                why += f": {_said_with(top['card'], top['word'])}"
             return [Event("flinched", {**h, "reason": why})]
         if w["kind"] == "flinch":
             if any(f["player"] == pid for f in w["flinches"]):
@@ -547,7 +553,7 @@ class TacoGame(Game):
                                 empty_handed=self._empty_handed())
         first = hits[0]
         if card is not None:
-            why = f"slapped on {card['card']} said with {card['word']}: no slap was due"
+            why = f"slapped when no slap was due: {_said_with(card['card'], card['word'])}"
             return flinch_verdict([{**h, "reason": why} for h in hits], self.seats)
         followers = [h for h in hits[1:] if h["at_us"] <= first["at_us"] + self.follow_us]
         if not followers:
