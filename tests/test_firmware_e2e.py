@@ -11,7 +11,6 @@ import json
 import os
 import queue
 import re
-import signal
 import subprocess
 import sys
 import threading
@@ -21,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from helpers.firmware import ROOT, firmware, simtools  # noqa: F401
+from helpers.procs import stop_process
 
 from hardware.hits import HitKind, PadHit
 from hardware.padbox import SerialPadBox
@@ -42,12 +42,7 @@ def start_board(firmware, name: str):
         assert line.startswith("PTY "), f"harness said {line!r}: {proc.stderr.read() if proc.poll() is not None else ''}"
         yield line.split()[1], simtools.Scenario.load(scenario)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc, timeout=10)
 
 
 @pytest.fixture
@@ -173,13 +168,7 @@ class _Served:
         return self.port
 
     def stop(self) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            return self.proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            return self.proc.wait()
+        return stop_process(self.proc, timeout=60)
 
 
 class _Client:

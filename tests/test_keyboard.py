@@ -6,6 +6,8 @@ import os
 import pty
 import termios
 import threading
+from contextlib import contextmanager
+from typing import Iterator
 
 import pytest
 
@@ -14,6 +16,17 @@ from hardware.keyboard import KeyboardReader, key_to_hit, keys_to_hits
 from hardware.sim import SimulatedPads
 
 TIMEOUT_S = 10.0  # only bounds a hang
+
+
+@contextmanager
+def pty_pair() -> Iterator[tuple[int, int]]:
+    """A real pseudo-terminal: (master, slave) file descriptors, both closed afterwards."""
+    master, slave = pty.openpty()
+    try:
+        yield master, slave
+    finally:
+        os.close(master)
+        os.close(slave)
 
 
 @pytest.mark.parametrize(
@@ -54,8 +67,7 @@ def collect(pads: SimulatedPads, n: int) -> list[PadHit]:
 
 
 def test_reader_on_a_pty_injects_hits_and_restores_the_terminal() -> None:
-    master, slave = pty.openpty()
-    try:
+    with pty_pair() as (master, slave):
         before = termios.tcgetattr(slave)
         assert before[3] & termios.ICANON
         pads = SimulatedPads(pad_count=8)
@@ -73,24 +85,17 @@ def test_reader_on_a_pty_injects_hits_and_restores_the_terminal() -> None:
         reader.stop()
         assert termios.tcgetattr(slave)[3] == before[3]
         reader.stop()  # idempotent
-    finally:
-        os.close(master)
-        os.close(slave)
 
 
 def test_ctrl_d_ends_input() -> None:
-    master, slave = pty.openpty()
     ended = threading.Event()
-    try:
+    with pty_pair() as (master, slave):
         pads = SimulatedPads(pad_count=4)
         with KeyboardReader(pads, fd=slave, on_eof=ended.set):
             os.write(master, b"1\x042")
             assert ended.wait(TIMEOUT_S)
             assert [h.pad for h in collect(pads, 1)] == [1]
             assert pads.queue.empty()  # nothing after Ctrl-D
-    finally:
-        os.close(master)
-        os.close(slave)
 
 
 def test_reader_on_a_pipe_reads_keys_until_end_of_input() -> None:

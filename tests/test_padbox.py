@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
+from helpers.procs import stop_process
 
 from companion.errors import InputError, PadSourceError
 from hardware import ports
@@ -409,10 +410,5 @@ def test_pads_monitor_shows_emulator_hits_through_the_serial_path(tmp_path: Path
         assert hit_lines[0].split()[:2] == ["pad", "2"] and "slap" in hit_lines[0] and "1.00" in hit_lines[0]
         assert hit_lines[1].split()[:2] == ["pad", "3"] and "touch" in hit_lines[1] and "+2.500 ms" in hit_lines[1]
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=WAIT_S)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc, signal.SIGINT, timeout=WAIT_S)
         box.stop()
