@@ -16,7 +16,6 @@ from companion.config import Config
 from companion.errors import InputError
 from companion.service import TableService
 from companion.store import EventStore
-from hardware import ports
 from hardware import protocol as p
 from hardware.emulator import PadBoxEmulator
 from hardware.padbox import SerialPadBox
@@ -24,8 +23,10 @@ from hardware.sim import SimulatedPads
 
 try:
     from tests.browser import TEST_PIN, make_app, trust
+    from tests.helpers.padbox import emu, private_emulator_dir  # noqa: F401
 except ImportError:  # pragma: no cover - tests/ itself on sys.path
     from browser import TEST_PIN, make_app, trust  # type: ignore[no-redef]
+    from helpers.padbox import emu, private_emulator_dir  # type: ignore[no-redef]  # noqa: F401
 
 #: Bounds a hang only; LVL lines come every 50 ms.
 WAIT_S = 10.0
@@ -207,19 +208,6 @@ def test_no_levels_messages_say_what_to_do() -> None:
 
 
 # ---------------------------------------------------------------- the API on a real pad box (emulated)
-
-
-@pytest.fixture(autouse=True)
-def private_emulator_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Emulators of this test announce themselves only to this test."""
-    monkeypatch.setenv(ports.EMULATOR_DIR_ENV, str(tmp_path / "emulators"))
-
-
-@pytest.fixture
-def emu() -> Iterator[PadBoxEmulator]:
-    box = PadBoxEmulator(pads=4, resolution_us=120).start()
-    yield box
-    box.stop()
 
 
 def make_service(tmp_path: Path, source: Any) -> TableService:

@@ -10,6 +10,7 @@ from typing import Iterator
 
 import pytest
 import serial
+from helpers.padbox import private_emulator_dir  # noqa: F401
 
 from companion.commands import emulate as emulate_cmd
 from hardware import ports
@@ -20,11 +21,6 @@ from test_protocol_vectors import COMMANDS  # tests/ is on sys.path (no package)
 WAIT_S = 10.0
 #: Events parsed but not yet looked at, per protocol object.
 PENDING: dict[int, list[p.Event]] = {}
-
-
-@pytest.fixture(autouse=True)
-def private_emulator_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(ports.EMULATOR_DIR_ENV, str(tmp_path / "emulators"))
 
 
 @pytest.fixture

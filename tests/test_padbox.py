@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
+from helpers.padbox import emu, private_emulator_dir  # noqa: F401
 from helpers.procs import stop_process
 
 from companion.errors import InputError, PadSourceError
@@ -24,12 +25,6 @@ from hardware.source import SourceNotice
 
 #: Bounds a hang only; things normally happen within milliseconds.
 WAIT_S = 10.0
-
-
-@pytest.fixture(autouse=True)
-def private_emulator_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Emulators of this test announce themselves only to this test."""
-    monkeypatch.setenv(ports.EMULATOR_DIR_ENV, str(tmp_path / "emulators"))
 
 
 def collect(src: SerialPadBox, until: Callable[[list[Any]], bool], timeout: float = WAIT_S) -> list[Any]:
@@ -53,13 +48,6 @@ def hits_of(items: list[Any]) -> list[PadHit]:
 
 def notices(items: list[Any], kind: str) -> list[SourceNotice]:
     return [i for i in items if isinstance(i, SourceNotice) and i.kind == kind]
-
-
-@pytest.fixture
-def emu() -> Iterator[PadBoxEmulator]:
-    box = PadBoxEmulator(pads=4, resolution_us=120).start()
-    yield box
-    box.stop()
 
 
 @pytest.fixture
