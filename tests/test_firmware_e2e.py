@@ -8,19 +8,16 @@ from __future__ import annotations
 
 import http.cookiejar
 import json
-import os
 import queue
-import re
 import subprocess
-import sys
-import threading
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
-from helpers.firmware import ROOT, firmware, simtools  # noqa: F401
+from helpers.firmware import firmware, simtools  # noqa: F401
 from helpers.procs import stop_process
+from helpers.serve import Served
 
 from hardware.hits import HitKind, PadHit
 from hardware.padbox import SerialPadBox
@@ -138,39 +135,6 @@ def test_table_service_judges_taco_from_the_simulated_firmware(simulated_taco_bo
         store.close()
 
 
-class _Served:
-    """``tabletop serve`` as a subprocess, its stdout read on a thread for the address."""
-
-    URL = re.compile(r"http://127\.0\.0\.1:(\d+)/")
-
-    def __init__(self, *args: str) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "companion.cli", "serve", *args],
-            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-        self.lines: list[str] = []
-        self.port = 0
-        self._found = threading.Event()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.append(line)
-            match = self.URL.search(line)
-            if match and not self.port:
-                self.port = int(match.group(1))
-                self._found.set()
-
-    def wait_ready(self, timeout: float) -> int:
-        assert self._found.wait(timeout), f"serve printed no address: {''.join(self.lines)}"
-        return self.port
-
-    def stop(self) -> int:
-        return stop_process(self.proc, timeout=60)
-
-
 class _Client:
     """A script's session with the table: cookie, CSRF token, PIN (docs/api.md)."""
 
@@ -200,12 +164,12 @@ def test_tabletop_serve_judges_taco_from_the_simulated_firmware(simulated_taco_b
     port, _ = simulated_taco_board
     config = tmp_path / "config.toml"
     config.write_text('[server]\npin = "8642"\n[pads]\ncount = 8\n')
-    served = _Served(
+    served = Served(
         "--host", "127.0.0.1", "--port", "0", "--data", str(tmp_path / "data"), "--config", str(config),
         "--pads", "serial", "--serial-port", port, "--no-qr",
     )
     try:
-        client = _Client(served.wait_ready(60.0), "8642")
+        client = _Client(served.wait_ready(), "8642")
         deadline = time.monotonic() + 60.0  # bounds a hang only
         while not client.get("/api/health")["pads"].get("connected") and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -227,4 +191,4 @@ def test_tabletop_serve_judges_taco_from_the_simulated_firmware(simulated_taco_b
         assert verdict["taker"] == 1
         assert abs(order[1]["margin_ms"] - 80.0) <= 0.5, order
     finally:
-        assert served.stop() == 0, "".join(served.lines)
+        assert served.stop() == 0, served.output

@@ -3,75 +3,21 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import socket
 import subprocess
 import sys
-import threading
 import urllib.request
 from pathlib import Path
 from typing import Iterator
 
 import pytest
+from helpers.serve import REPO, Served
 
 from web.sse_client import SseClient
 
 pytestmark = pytest.mark.slow
-
-REPO = Path(__file__).resolve().parent.parent
-URL = re.compile(r"http://127\.0\.0\.1:(\d+)/")
-
-
-class Served:
-    """A running ``tabletop serve`` whose stdout is collected on a thread."""
-
-    def __init__(self, *args: str, env_extra: dict[str, str] | None = None) -> None:
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env_extra or {})}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "companion.cli", "serve", *args],
-            cwd=REPO,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
-        self.lines: list[str] = []
-        self.port_found = threading.Event()
-        self.port = 0
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.append(line)
-            match = URL.search(line)
-            if match and not self.port:
-                self.port = int(match.group(1))
-                self.port_found.set()
-
-    def wait_ready(self) -> int:
-        if not self.port_found.wait(60):
-            self.proc.kill()
-            raise AssertionError(f"serve printed no address: {''.join(self.lines)} {self.proc.stderr.read() if self.proc.stderr else ''}")
-        return self.port
-
-    @property
-    def output(self) -> str:
-        return "".join(self.lines)
-
-    def stop(self) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            code = self.proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            raise
-        self._reader.join(timeout=10)
-        return code
 
 
 @pytest.fixture
