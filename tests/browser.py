@@ -39,6 +39,7 @@ from companion.games.base import Game
 from companion.service import TableService
 from companion.store import EventStore
 from hardware.sim import SimulatedPads
+from hardware.source import PadSource
 from web import create_app, table_context
 
 CHROMIUM = "/usr/bin/chromium"
@@ -67,12 +68,15 @@ def test_games() -> dict[str, type[Game]]:
     return dict(GAMES_FOR_TESTS)
 
 
-def make_service(data_dir: Path, pads: int = 4, games: Mapping[str, type[Game]] | None = None) -> TableService:
-    """A started TableService on a real EventStore in ``data_dir`` with simulated pads."""
+def make_service(data_dir: Path, pads: int = 4, games: Mapping[str, type[Game]] | None = None,
+                 source: PadSource | None = None) -> TableService:
+    """A started TableService on a real EventStore in ``data_dir`` reading ``source`` (default: ``pads`` simulated pads)."""
+    if source is None:
+        source = SimulatedPads(pad_count=pads)
     data_dir.mkdir(parents=True, exist_ok=True)
-    config = Config(data_dir=data_dir, pads_count=pads, server_pin=TEST_PIN)
+    config = Config(data_dir=data_dir, pads_count=source.pad_count, server_pin=TEST_PIN)
     store = EventStore(config.database_path)
-    service = TableService(store, SimulatedPads(pad_count=pads), config, games=test_games() if games is None else games)
+    service = TableService(store, source, config, games=test_games() if games is None else games)
     service.start()
     service._test_store = store  # type: ignore[attr-defined]  # closed by stop_service
     return service

@@ -12,20 +12,22 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from companion.calibration import Calibrator, CheckSamples, LastPeaks, find_contacts, no_levels_message, suggest_thresholds
-from companion.config import Config
 from companion.errors import InputError
 from companion.service import TableService
-from companion.store import EventStore
 from hardware import protocol as p
 from hardware.emulator import PadBoxEmulator
 from hardware.padbox import SerialPadBox
 from hardware.sim import SimulatedPads
 
 try:
-    from tests.browser import TEST_PIN, make_app, trust
+    from tests.browser import make_app, trust
+    from tests.browser import make_service as make_table_service
+    from tests.browser import stop_service as stop_table_service
     from tests.helpers.padbox import emu, private_emulator_dir  # noqa: F401
 except ImportError:  # pragma: no cover - tests/ itself on sys.path
-    from browser import TEST_PIN, make_app, trust  # type: ignore[no-redef]
+    from browser import make_app, trust  # type: ignore[no-redef]
+    from browser import make_service as make_table_service  # type: ignore[no-redef]
+    from browser import stop_service as stop_table_service  # type: ignore[no-redef]
     from helpers.padbox import emu, private_emulator_dir  # type: ignore[no-redef]  # noqa: F401
 
 #: Bounds a hang only; LVL lines come every 50 ms.
@@ -211,19 +213,14 @@ def test_no_levels_messages_say_what_to_do() -> None:
 
 
 def make_service(tmp_path: Path, source: Any) -> TableService:
-    config = Config(data_dir=tmp_path / "data", pads_count=source.pad_count, server_pin=TEST_PIN)
-    config.data_dir.mkdir(parents=True, exist_ok=True)
-    store = EventStore(config.database_path)
-    service = TableService(store, source, config, games={})
-    service._test_store = store  # type: ignore[attr-defined]
-    service.start()
-    return service
+    """A started service without games reading ``source``, its data in ``tmp_path / "data"``."""
+    return make_table_service(tmp_path / "data", games={}, source=source)
 
 
 def stop_service(service: TableService) -> None:
+    """Close the calibration, then stop the service and its store."""
     service.calibration.close()
-    service.stop()
-    service._test_store.close()  # type: ignore[attr-defined]
+    stop_table_service(service)
 
 
 @pytest.fixture
