@@ -217,6 +217,23 @@ def serve_table(data_dir: Path, games: Mapping[str, type[Game]] | None = None) -
             server.stop()
 
 
+def expect() -> Any:
+    """Playwright's ``expect``, imported only when a browser test runs."""
+    from playwright.sync_api import expect as _expect
+
+    return _expect
+
+
+def serve_all_games(data_dir: Path, players: Iterable[str] = ()) -> Iterator[LiveServer]:
+    """A live server with the four real games and 4 simulated pads; ``players`` seated on pads 1..n."""
+    from companion.games import load_games
+
+    with serve_table(data_dir, games=dict(load_games())) as server:
+        for pad, name in enumerate(players, start=1):
+            server.service.submit("add_player", {"name": name, "pad": pad})
+        yield server
+
+
 class HttpSession:
     """A tiny cookie-keeping JSON client over http.client (one server, one session)."""
 

@@ -10,38 +10,19 @@ from typing import Any, Iterator
 import pytest
 
 try:
-    from tests.browser import TEST_PIN, LiveServer, chromium, make_service, phone, start_live_server, stop_service  # noqa: F401
+    from tests.browser import TEST_PIN, LiveServer, chromium, expect, phone, serve_all_games  # noqa: F401
 except ImportError:  # pragma: no cover
-    from browser import TEST_PIN, LiveServer, chromium, make_service, phone, start_live_server, stop_service  # type: ignore[no-redef]  # noqa: F401
-
-from companion.games import load_games
-from web import create_app
+    from browser import TEST_PIN, LiveServer, chromium, expect, phone, serve_all_games  # type: ignore[no-redef]  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 LONG_NAME = "Bartholomew-Maximilian"
 KINDS = ("taco", "tap4", "tactile", "tapeworm")
 
-
-def expect() -> Any:
-    from playwright.sync_api import expect as _expect
-
-    return _expect
-
-
 @pytest.fixture
 def games_server(tmp_path: Path) -> Iterator[LiveServer]:
     """A live server with the four real games and 4 simulated pads, no players yet."""
-    service = make_service(tmp_path / "data", games=dict(load_games()))
-    app = create_app({"TESTING": True, "DATA_DIR": tmp_path / "data", "PIN": TEST_PIN,
-                      "SSE_KEEPALIVE_S": 0.3, "SSE_POLL_S": 0.1}, service=service)
-    server = start_live_server(app, service)
-    try:
-        yield server
-    finally:
-        server.stop()
-        stop_service(service)
-
+    yield from serve_all_games(tmp_path / "data")
 
 def _trusted_table(phone: Any, server: LiveServer) -> Any:
     page = phone.new_page()
@@ -52,7 +33,6 @@ def _trusted_table(phone: Any, server: LiveServer) -> Any:
     expect()(page.locator("#conn")).to_have_text("live")
     return page
 
-
 def _sticking_out(page: Any) -> list[str]:
     """What sticks out past the right edge: names the culprit when the width check fails."""
     return list(page.evaluate("""() => { const w = document.documentElement.clientWidth; const out = [];
@@ -60,10 +40,8 @@ def _sticking_out(page: Any) -> list[str]:
         if (r.right > w + 1 && out.length < 6) out.push(e.tagName + '.' + e.className + ' ' + Math.round(r.right)); });
       return out; }"""))
 
-
 def _scroll_width(page: Any) -> int:
     return int(page.evaluate("document.documentElement.scrollWidth"))
-
 
 def test_new_players_get_free_pads_distinct_colours_and_readable_names(phone: Any, games_server: LiveServer) -> None:
     page = _trusted_table(phone, games_server)
@@ -84,7 +62,6 @@ def test_new_players_get_free_pads_distinct_colours_and_readable_names(phone: An
         # The whole name fits in the field: nothing is cut off.
         assert field.evaluate("e => e.scrollWidth <= e.clientWidth + 1"), name
     assert _scroll_width(page) <= 390
-
 
 def test_start_form_is_readable_and_starts_every_game_with_its_defaults(phone: Any, games_server: LiveServer) -> None:
     service = games_server.service
@@ -138,7 +115,6 @@ def test_start_form_is_readable_and_starts_every_game_with_its_defaults(phone: A
     assert game["settings"]["tempo_ms"] == 900 and game["settings"]["deck"]["monkey"] == 4
     assert game["settings"]["cards_each"] is None  # the empty "auto" box is sent as null
 
-
 @pytest.mark.parametrize("kind", KINDS)
 def test_no_page_scrolls_sideways_on_a_phone_with_a_long_name_in_a_game(
         phone: Any, games_server: LiveServer, kind: str) -> None:
@@ -155,7 +131,6 @@ def test_no_page_scrolls_sideways_on_a_phone_with_a_long_name_in_a_game(
         if path in ("/", "/screen"):
             page.locator(f"[data-kind={kind}] *").first.wait_for()
         assert _scroll_width(page) <= 390, (path, _scroll_width(page), _sticking_out(page))
-
 
 def test_tap_targets_on_the_table_page_are_thumb_sized(phone: Any, games_server: LiveServer) -> None:
     games_server.service.submit("add_player", {"name": "Ann", "pad": 1})
