@@ -19,10 +19,12 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 LONG_NAME = "Bartholomew-Maximilian"
 KINDS = ("taco", "tap4", "tactile", "tapeworm")
 
+
 @pytest.fixture
 def games_server(tmp_path: Path) -> Iterator[LiveServer]:
     """A live server with the four real games and 4 simulated pads, no players yet."""
     yield from serve_all_games(tmp_path / "data")
+
 
 def _trusted_table(phone: Any, server: LiveServer) -> Any:
     page = phone.new_page()
@@ -33,6 +35,7 @@ def _trusted_table(phone: Any, server: LiveServer) -> Any:
     expect()(page.locator("#conn")).to_have_text("live")
     return page
 
+
 def _sticking_out(page: Any) -> list[str]:
     """What sticks out past the right edge: names the culprit when the width check fails."""
     return list(page.evaluate("""() => { const w = document.documentElement.clientWidth; const out = [];
@@ -40,8 +43,10 @@ def _sticking_out(page: Any) -> list[str]:
         if (r.right > w + 1 && out.length < 6) out.push(e.tagName + '.' + e.className + ' ' + Math.round(r.right)); });
       return out; }"""))
 
+
 def _scroll_width(page: Any) -> int:
     return int(page.evaluate("document.documentElement.scrollWidth"))
+
 
 def test_new_players_get_free_pads_distinct_colours_and_readable_names(phone: Any, games_server: LiveServer) -> None:
     page = _trusted_table(phone, games_server)
@@ -62,6 +67,7 @@ def test_new_players_get_free_pads_distinct_colours_and_readable_names(phone: An
         # The whole name fits in the field: nothing is cut off.
         assert field.evaluate("e => e.scrollWidth <= e.clientWidth + 1"), name
     assert _scroll_width(page) <= 390
+
 
 def test_start_form_is_readable_and_starts_every_game_with_its_defaults(phone: Any, games_server: LiveServer) -> None:
     service = games_server.service
@@ -115,6 +121,7 @@ def test_start_form_is_readable_and_starts_every_game_with_its_defaults(phone: A
     assert game["settings"]["tempo_ms"] == 900 and game["settings"]["deck"]["monkey"] == 4
     assert game["settings"]["cards_each"] is None  # the empty "auto" box is sent as null
 
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_no_page_scrolls_sideways_on_a_phone_with_a_long_name_in_a_game(
         phone: Any, games_server: LiveServer, kind: str) -> None:
@@ -131,6 +138,7 @@ def test_no_page_scrolls_sideways_on_a_phone_with_a_long_name_in_a_game(
         if path in ("/", "/screen"):
             page.locator(f"[data-kind={kind}] *").first.wait_for()
         assert _scroll_width(page) <= 390, (path, _scroll_width(page), _sticking_out(page))
+
 
 def test_tap_targets_on_the_table_page_are_thumb_sized(phone: Any, games_server: LiveServer) -> None:
     games_server.service.submit("add_player", {"name": "Ann", "pad": 1})

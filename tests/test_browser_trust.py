@@ -30,16 +30,19 @@ VISIBLE_CONTROLS = """sel => [...document.querySelectorAll(sel)]
   .map(e => e.tagName + (e.id ? '#' + e.id : '') + ' ' + (e.textContent || e.getAttribute('aria-label') || '').trim().slice(0, 24))"""
 CONTROL_SELECTOR = "main button, main input, main select, main textarea, main form"
 
+
 @pytest.fixture
 def games_server(tmp_path: Path) -> Iterator[LiveServer]:
     """A live server with the four real games, 4 simulated pads and four seated players."""
     yield from serve_all_games(tmp_path / "data", ("Ann", "Bob", "Cy", "Dee"))
+
 
 def _enter_pin(page: Any, server: LiveServer) -> None:
     page.goto(server.url + "/pin?next=/")
     page.fill("#pin", TEST_PIN)
     page.click(".pin-form button[type=submit]")
     expect()(page.locator("#trust")).to_contain_text("Trusted phone")
+
 
 @pytest.mark.parametrize("kind", sorted(GAME_CONTROL))
 def test_a_watcher_sees_each_game_read_only_and_a_trusted_phone_its_controls(
@@ -68,6 +71,7 @@ def test_a_watcher_sees_each_game_read_only_and_a_trusted_phone_its_controls(
     expect()(page.locator("#end-game")).to_be_visible()
     expect()(page.locator("#pin-cta")).to_be_hidden()
 
+
 def test_a_phone_whose_trust_ends_goes_back_to_watching(games_server: LiveServer, phone: Any) -> None:
     page = phone.new_page()
     _enter_pin(page, games_server)
@@ -93,6 +97,7 @@ def test_a_phone_whose_trust_ends_goes_back_to_watching(games_server: LiveServer
     expect()(page.locator("li.player.readonly")).to_have_count(4)
     assert page.evaluate(VISIBLE_CONTROLS, CONTROL_SELECTOR) == []
     assert [p["name"] for p in games_server.service.snapshot()[1]["players"]] == ["Ann", "Bob", "Cy", "Dee"]
+
 
 def test_taco_folded_sections_show_their_triangle_idle_page_lists_past_games_tactile_no_gap(
         games_server: LiveServer, phone: Any) -> None:
