@@ -13,10 +13,12 @@ from hardware import protocol as p
 from hardware.emulator import PadBoxEmulator
 
 try:
-    from tests.browser import LiveServer, chromium, enter_pin, make_app, phone, start_live_server, wait_until  # noqa: F401
+    from tests.browser import TEST_PIN, LiveServer, chromium, enter_pin, make_app, phone, start_live_server, wait_until  # noqa: F401
+    from tests.test_browser_trust import CONTROL_SELECTOR, VISIBLE_CONTROLS
     from tests.test_calibration import box_service, emu, private_emulator_dir, rung_down, sim_service  # noqa: F401
 except ImportError:  # pragma: no cover
-    from browser import LiveServer, chromium, enter_pin, make_app, phone, start_live_server, wait_until  # type: ignore[no-redef]  # noqa: F401
+    from browser import TEST_PIN, LiveServer, chromium, enter_pin, make_app, phone, start_live_server, wait_until  # type: ignore[no-redef]  # noqa: F401
+    from test_browser_trust import CONTROL_SELECTOR, VISIBLE_CONTROLS  # type: ignore[no-redef]
     from test_calibration import box_service, emu, private_emulator_dir, rung_down, sim_service  # type: ignore[no-redef]  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -62,6 +64,53 @@ def test_meter_moves_and_slider_reaches_the_box(phone: Any, box_server: LiveServ
 
     page.click("#save")
     wait_until(lambda: emu.eeprom[2]["slap"] == 420, "the settings to be saved")
+
+
+def test_a_watcher_sees_the_meters_but_no_controls_until_the_pin(
+        phone: Any, box_server: LiveServer, emu: PadBoxEmulator) -> None:
+    page = phone.new_page()
+    page.goto(box_server.url + "/calibrate")
+    expect()(page.locator(".cal-pad")).to_have_count(4)
+    expect()(page.locator("#conn")).to_have_text("live")
+    # The meters and last peaks are there to watch...
+    expect()(page.locator("#meter-2")).to_be_visible()
+    emu.strike(2, 812)
+    expect()(page.locator("#last-peak-2")).to_have_text("last peak 812 (slap)")
+    # ...but nothing that changes the box, only the one call to action.
+    assert page.evaluate(VISIBLE_CONTROLS, CONTROL_SELECTOR) == []
+    expect()(page.locator("#th-slap-2")).to_be_hidden()
+    expect()(page.locator("#save")).to_be_hidden()
+    expect()(page.locator("#check-start")).to_be_hidden()
+    expect()(page.locator("#trust")).to_be_hidden()
+    expect()(page.locator("#pin-cta")).to_be_visible()
+    expect()(page.locator("#pin-link")).to_have_text("Enter the PIN to change things")
+
+    page.click("#pin-link")
+    page.fill("#pin", TEST_PIN)
+    page.click(".pin-form button[type=submit]")
+    page.wait_for_url("**/calibrate")
+    expect()(page.locator("#th-slap-2")).to_be_visible()
+    expect()(page.locator("#th-touch-4")).to_be_visible()
+    expect()(page.locator("#save")).to_be_visible()
+    expect()(page.locator("#check-start")).to_be_visible()
+    expect()(page.locator("#pin-cta")).to_be_hidden()
+    expect()(page.locator("#trust")).to_contain_text("Trusted phone")
+
+    # Trust running out (another tab forgets the phone): the next slider move is refused
+    # and the page goes back to watching, the box keeps its threshold.
+    other = phone.new_page()
+    other.goto(box_server.url + "/pin")
+    token = other.locator("input[name=csrf_token]").get_attribute("value")
+    status = other.evaluate("""t => fetch('/api/logout', {method: 'POST', credentials: 'same-origin',
+        headers: {'Content-Type': 'application/json', 'X-CSRF-Token': t}, body: '{}'}).then(r => r.status)""", token)
+    assert status == 200
+    page.locator("#th-slap-2").fill("420")
+    expect()(page.locator(".toast").first).to_contain_text("needs the table PIN")
+    expect()(page.locator("#pin-cta")).to_be_visible()
+    expect()(page.locator("#th-slap-2")).to_be_hidden()
+    expect()(page.locator("#check")).to_be_hidden()
+    assert page.evaluate(VISIBLE_CONTROLS, CONTROL_SELECTOR) == []
+    assert emu.settings[2]["slap"] == p.PARAMS["slap"][2]
 
 
 def test_guided_check_in_the_browser(phone: Any, box_server: LiveServer, emu: PadBoxEmulator) -> None:

@@ -4,6 +4,8 @@
  * line every 50 ms; a phone does not need more). Sliders post to
  * /api/calibration/thresholds as they move (debounced) so the box changes at
  * once; the server answers 403 with the reason when the phone lacks the PIN.
+ * Everyone sees the meters and last peaks; the sliders, the save button and the
+ * guided check show only while Tabletop.trusted (a watcher gets #pin-cta).
  */
 (function () {
   "use strict";
@@ -30,7 +32,8 @@
   }
 
   function slider(pad, name, max) {
-    var label = T.el("label");
+    var label = T.el("label", { "class": "th-slider" });
+    label.hidden = !T.trusted;
     label.appendChild(T.el("span", { "class": "name" }, name));
     var input = T.el("input", { type: "range", min: name === "slap" ? "1" : "0", max: String(max), step: "1",
       id: "th-" + name + "-" + pad, "data-pad": String(pad), "data-param": name,
@@ -225,6 +228,16 @@
     T.api.post("/api/calibration/save", {}).then(function () { T.toast("Settings kept on the box", "info"); }, function () {});
   });
 
+  /* ---- trust (the PIN) ------------------------------------------------------ */
+  // Which controls are worth drawing; the server refuses a watcher's change regardless.
+  function showTrust(trusted) {
+    $("trust").hidden = !trusted;
+    $("pin-cta").hidden = !!trusted;
+    $("save-row").hidden = !trusted;
+    $("check").hidden = !trusted;
+    Array.prototype.forEach.call(root.querySelectorAll(".th-slider"), function (label) { label.hidden = !trusted; });
+  }
+
   /* ---- polling ------------------------------------------------------------- */
   function poll() {
     fetch("/api/calibration/levels", { credentials: "same-origin", cache: "no-store" })
@@ -241,5 +254,7 @@
   }
 
   build();
+  showTrust(T.trusted);
+  T.onTrust(showTrust);
   loadSettings().then(poll, poll);
 })();
