@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from companion.backup import export_data, import_data
 from companion.config import load_config
+
+# companion.backup (tarfile with its compressors) loads only when export or import runs:
+# `tabletop` builds every subcommand's parser on each start, `serve` too.
 
 
 def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -31,6 +33,8 @@ def _data_dir(args: argparse.Namespace) -> Path:
 
 def run_export(args: argparse.Namespace) -> int:
     """``tabletop export ARCHIVE``: write the data directory to a .tar.gz."""
+    from companion.backup import export_data
+
     manifest = export_data(_data_dir(args), Path(args.archive))
     print(f"exported {manifest['events']} events and {len(manifest['files'])} files to {args.archive}")
     return 0
@@ -38,6 +42,8 @@ def run_export(args: argparse.Namespace) -> int:
 
 def run_import(args: argparse.Namespace) -> int:
     """``tabletop import ARCHIVE``: restore a data directory from an export."""
+    from companion.backup import import_data
+
     data = _data_dir(args)
     manifest = import_data(Path(args.archive), data, force=args.force)
     print(f"imported {manifest['events']} events into {data}")

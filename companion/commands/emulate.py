@@ -15,19 +15,21 @@ from __future__ import annotations
 
 import argparse
 import os
-import select
 import sys
-import termios
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hardware import protocol as p
-from hardware.emulator import PadBoxEmulator
-from hardware.keyboard import KEY_HELP, keys_to_hits
-from hardware.script import load_script
+# `tabletop` builds every subcommand's parser on each start (`serve` too), so this
+# module imports the emulator, the protocol, the keyboard and script readers only
+# when `tabletop emulate` runs (docs/performance.md, "Footprint").
+if TYPE_CHECKING:  # pragma: no cover
+    from hardware.emulator import PadBoxEmulator
 
 SLAP_PEAK = 800
 TOUCH_PEAK = 120
+#: hardware.protocol.MAX_PADS for the help text, which must not import the protocol;
+#: tests/test_cli_startup.py checks the two agree.
+MAX_PADS_HELP = 8
 
 
 def add_parser(subparsers: Any) -> None:
@@ -38,7 +40,7 @@ def add_parser(subparsers: Any) -> None:
         description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--pads", type=int, default=4, help=f"pad count, 1 to {p.MAX_PADS} (default 4)")
+    parser.add_argument("--pads", type=int, default=4, help=f"pad count, 1 to {MAX_PADS_HELP} (default 4)")
     parser.add_argument("--script", metavar="FILE", help="hit script to replay once a host connects")
     parser.add_argument("--resolution-us", type=int, default=100, help="timing resolution reported in HELLO (default 100)")
     parser.add_argument("--mode", choices=("piezo", "button"), default="piezo", help="pad type reported in HELLO")
@@ -49,6 +51,10 @@ def add_parser(subparsers: Any) -> None:
 
 def _read_keys(emu: PadBoxEmulator, done: threading.Event, fd: int) -> None:
     """Turn key presses into strikes until ``done`` or input ends (Ctrl-D on a terminal quits)."""
+    import select
+
+    from hardware.keyboard import keys_to_hits
+
     tty_in = os.isatty(fd)
     while not done.is_set():
         try:
@@ -70,6 +76,13 @@ def _read_keys(emu: PadBoxEmulator, done: threading.Event, fd: int) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the emulator until Ctrl-C (or the script is done with --exit-after-script)."""
+    import termios
+
+    from hardware import protocol as p
+    from hardware.emulator import PadBoxEmulator
+    from hardware.keyboard import KEY_HELP
+    from hardware.script import load_script
+
     if not 1 <= args.pads <= p.MAX_PADS:
         print(f"tabletop emulate: --pads must be 1 to {p.MAX_PADS}, got {args.pads}", file=sys.stderr)
         return 2

@@ -11,10 +11,15 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from companion.config import DEFAULT_DATA_DIR
 from companion.errors import ConfigError, PermissionDeniedError
-from companion.systemd import AVAHI_NAME, GROUPS, UNIT_NAME, ServiceSpec, render_avahi_service, render_unit
+
+# `tabletop` builds every subcommand's parser on each start (`serve` too): the unit and
+# avahi templates (companion.systemd, through xml.sax) load only when these commands run.
+if TYPE_CHECKING:  # pragma: no cover
+    from companion.systemd import ServiceSpec
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +63,8 @@ def tabletop_executable() -> Path:
 
 def build_spec(args: argparse.Namespace) -> ServiceSpec:
     """Check the arguments and work out what the unit will run."""
+    from companion.systemd import ServiceSpec
+
     user = args.user or default_user()
     try:
         entry = pwd.getpwnam(user)
@@ -93,6 +100,8 @@ def _systemctl(*words: str) -> None:
 
 def install(args: argparse.Namespace) -> int:
     """Write the unit (and the avahi record), then enable and start the service."""
+    from companion.systemd import AVAHI_NAME, GROUPS, UNIT_NAME, render_avahi_service, render_unit
+
     spec = build_spec(args)
     unit = render_unit(spec)
     if args.print_only:
@@ -119,6 +128,8 @@ def install(args: argparse.Namespace) -> int:
 
 def uninstall(args: argparse.Namespace) -> int:
     """Stop and disable the service, then remove the files install-service wrote."""
+    from companion.systemd import AVAHI_NAME, UNIT_NAME
+
     unit_path = Path(args.unit_dir) / UNIT_NAME
     if not args.no_stop:
         _systemctl("disable", "--now", UNIT_NAME)
