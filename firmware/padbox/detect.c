@@ -16,6 +16,14 @@
 /* An extrapolated onset reaches back at most this many sample periods. */
 #define MAX_BACK_SAMPLES 4u
 
+/* Rare steps are kept out of the per-sample path (no inlining, even with
+ * LTO): inlined, they crowd the registers and slow every common sample. */
+#if defined(__GNUC__)
+#define COLD __attribute__((noinline))
+#else
+#define COLD
+#endif
+
 static int32_t since(uint32_t t, uint32_t ref) { return (int32_t)(t - ref); }
 
 void detect_default_config(detect_pad_config_t *cfg) {
@@ -61,9 +69,13 @@ void detect_settings_changed(detect_t *d) {
         d->thr[i] = detect_start_threshold(&d->pad[i]);
         if (i < d->npads && d->pad[i].scan_us > d->max_scan_us) d->max_scan_us = d->pad[i].scan_us;
     }
-    /* A contact already waiting is decided by the new settings. */
-    for (uint8_t i = 0; i < d->npads; i++)
-        if (d->st[i].state == DETECT_PENDING) d->st[i].decide_us = decide_time(d, i);
+    /* A contact already waiting is decided by the new settings, one being
+     * scanned scans for the new scan time. */
+    for (uint8_t i = 0; i < d->npads; i++) {
+        detect_pad_state_t *s = &d->st[i];
+        if (s->state == DETECT_PENDING) s->decide_us = decide_time(d, i);
+        if (s->state == DETECT_SCAN) s->scan_end_us = s->onset_us + d->pad[i].scan_us;
+    }
 }
 
 /* Remember where the signal crossed the threshold: between the previous
@@ -150,9 +162,11 @@ static void rearm_block(const detect_pad_config_t *cfg, detect_pad_state_t *s, u
     }
 }
 
-static void start_contact(detect_pad_state_t *s, uint16_t value, uint32_t t_us, uint16_t thr) {
+static COLD void start_contact(detect_pad_state_t *s, uint16_t value, uint32_t t_us, uint16_t thr,
+                               uint16_t scan_us) {
     crossing_at(&s->onset, s, value, t_us, thr, MAX_BACK_SAMPLES);
     s->onset_us = t_us;
+    s->scan_end_us = t_us + scan_us;
     s->peak = value;
     s->above = 1;
     s->seg_before = 0;
@@ -162,9 +176,85 @@ static void start_contact(detect_pad_state_t *s, uint16_t value, uint32_t t_us, 
     s->state = DETECT_SCAN;
 }
 
-void detect_sample_slow(detect_t *d, uint8_t pad, uint16_t value, uint32_t t_us) {
-    if (pad >= d->npads) return;
-    detect_pad_state_t *s = &d->st[pad];
+/* The scan is over: interpolate the onset and work out when it can be decided. */
+static void end_scan(detect_t *d, detect_pad_state_t *s, uint8_t pad) {
+    s->onset_us = crossing_time(&s->onset);
+    s->decide_us = decide_time(d, pad);
+    s->state = DETECT_PENDING;
+}
+
+/* A rise after a fall reached the threshold: it may be the pad's own
+ * contact starting after a neighbour's crosstalk (judged by rerise_check). */
+static COLD void rerise_start(detect_pad_state_t *s, uint16_t value, uint32_t t_us, uint16_t thr) {
+    crossing_at(&s->seg, s, value, t_us, thr, 1);
+    s->seg_before = s->peak;
+    s->seg_peak = value;
+    s->seg_armed = 0;
+}
+
+/* The re-rise grew: once everything before it is crosstalk-sized next to
+ * it, the onset moves to the re-rise. */
+static COLD void rerise_check(detect_pad_state_t *s, const detect_pad_config_t *cfg) {
+    if ((uint32_t)s->seg_before * 100u < (uint32_t)s->seg_peak * cfg->xtalk) {
+        s->onset = s->seg;
+        s->onset_us = s->seg.t_us;
+        s->scan_end_us = s->onset_us + cfg->scan_us;
+        s->seg_before = 0;
+    }
+}
+
+static void set_prev(detect_pad_state_t *s, uint16_t value, uint32_t t_us) {
+    s->prev_value = value;
+    s->prev_us = t_us;
+    s->have_prev = 1;
+}
+
+/* A SCAN sample after its falling/re-rise bookkeeping (seg_grew: a re-rise
+ * started at this sample): the peak, a grown re-rise judged, the scan's end. */
+static void scan_rest(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t value, uint32_t t_us,
+                      uint8_t seg_grew) {
+    const detect_pad_config_t *cfg = &d->pad[pad];
+    if (value > s->peak) s->peak = value;
+    if (value >= d->thr[pad] && s->above < 255) s->above++;
+    if (value > s->seg_peak) {
+        s->seg_peak = value;
+        seg_grew = 1;
+    }
+    if (seg_grew && s->seg_before != 0) rerise_check(s, cfg);
+    /* scan_end_us == onset_us + scan_us: the quick test first; the exact one
+     * decides (they differ only for a pad left unsampled for half the
+     * clock's range). */
+    if (since(t_us, s->scan_end_us) >= 0 && since(t_us, s->onset_us) >= (int32_t)cfg->scan_us) end_scan(d, s, pad);
+    set_prev(s, value, t_us);
+}
+
+COLD void detect_scan_rest(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t value, uint32_t t_us) {
+    scan_rest(d, s, pad, value, t_us, 0);
+}
+
+/* A REARM sample at a new envelope block or reaching the level (its own
+ * function: the common new block needs few registers, so it saves few). */
+COLD void detect_rearm_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t value, uint32_t t_us) {
+    uint16_t thr = d->thr[pad];
+    if (since(t_us, s->blk_end_us) >= 0) {
+        rearm_block(&d->pad[pad], s, t_us, thr);
+        if (s->state == DETECT_IDLE) {
+            if (value >= thr) start_contact(s, value, t_us, thr, d->pad[pad].scan_us);
+            set_prev(s, value, t_us);
+            return;
+        }
+    }
+    if (value >= s->level) { /* level >= thr always */
+        start_contact(s, value, t_us, thr, d->pad[pad].scan_us);
+    } else if (value > s->blk_max) {
+        s->blk_max = value;
+    }
+    set_prev(s, value, t_us);
+}
+
+/* The whole step, for the samples detect_sample_at does not finish itself:
+ * a contact starting, a re-rise reaching the threshold, a new envelope block. */
+COLD void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t value, uint32_t t_us) {
     uint16_t thr = d->thr[pad];
     const detect_pad_config_t *cfg = &d->pad[pad];
 
@@ -176,60 +266,27 @@ void detect_sample_slow(detect_t *d, uint8_t pad, uint16_t value, uint32_t t_us)
         } else {
             /* A rise after a fall: maybe the real contact starting after a
              * neighbour's crosstalk. It counts once it reaches the threshold,
-             * and only if what follows dwarfs everything before it (below). */
+             * and only if what follows dwarfs everything before it. */
             if (s->falling) s->seg_armed = 1;
             s->falling = 0;
             if (s->seg_armed && value >= thr) {
-                crossing_at(&s->seg, s, value, t_us, thr, 1);
-                s->seg_before = s->peak;
-                s->seg_peak = value;
-                s->seg_armed = 0;
+                rerise_start(s, value, t_us, thr);
                 seg_grew = 1;
             }
         }
-        if (value > s->peak) s->peak = value;
-        if (value >= thr && s->above < 255) s->above++;
-        if (value > s->seg_peak) {
-            s->seg_peak = value;
-            seg_grew = 1;
-        }
-        if (seg_grew && s->seg_before != 0 &&
-            (uint32_t)s->seg_before * 100u < (uint32_t)s->seg_peak * cfg->xtalk) {
-            /* Everything before the re-rise is crosstalk-sized next to it. */
-            s->onset = s->seg;
-            s->onset_us = s->seg.t_us;
-            s->seg_before = 0;
-        }
-        if (since(t_us, s->onset_us) >= (int32_t)cfg->scan_us) {
-            s->onset_us = crossing_time(&s->onset);
-            s->decide_us = decide_time(d, pad);
-            s->state = DETECT_PENDING;
-        }
-        break;
+        scan_rest(d, s, pad, value, t_us, seg_grew);
+        return;
     }
     case DETECT_PENDING:
         break;
     case DETECT_REARM:
-        if (since(t_us, s->blk_end_us) >= 0) {
-            rearm_block(cfg, s, t_us, thr);
-            if (s->state == DETECT_IDLE) {
-                if (value >= thr) start_contact(s, value, t_us, thr);
-                break;
-            }
-        }
-        if (value >= s->level) { /* level >= thr always */
-            start_contact(s, value, t_us, thr);
-            break;
-        }
-        if (value > s->blk_max) s->blk_max = value;
-        break;
+        detect_rearm_step(d, s, pad, value, t_us);
+        return;
     default:
-        if (value >= thr) start_contact(s, value, t_us, thr);
+        if (value >= thr) start_contact(s, value, t_us, thr, cfg->scan_us);
         break;
     }
-    s->prev_value = value;
-    s->prev_us = t_us;
-    s->have_prev = 1;
+    set_prev(s, value, t_us);
 }
 
 /* Another pad's contact within this pad's window that is loud enough to make
@@ -255,11 +312,7 @@ uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, detect_h
     detect_pad_state_t *s = &d->st[pad];
     if (s->state != DETECT_SCAN && s->state != DETECT_PENDING) return 0; /* the common case */
     const detect_pad_config_t *cfg = &d->pad[pad];
-    if (s->state == DETECT_SCAN && since(now_us, s->onset_us) >= (int32_t)cfg->scan_us) {
-        s->onset_us = crossing_time(&s->onset);
-        s->decide_us = decide_time(d, pad);
-        s->state = DETECT_PENDING;
-    }
+    if (s->state == DETECT_SCAN && since(now_us, s->onset_us) >= (int32_t)cfg->scan_us) end_scan(d, s, pad);
     if (s->state != DETECT_PENDING) return 0;
     if (since(now_us, s->decide_us) < 0) return 0; /* a neighbour may still be scanning */
 

@@ -126,6 +126,7 @@ typedef struct {
     uint32_t blk_end_us;     /* when that block ends */
     uint32_t step_at_us;     /* next decay step of env */
     uint32_t decide_us;      /* PENDING: when the crosstalk decision can be made */
+    uint32_t scan_end_us;    /* SCAN: onset_us + the pad's scan_us (kept up to date) */
 } detect_pad_state_t;
 
 /** The whole detector: settings plus state of every pad. */
@@ -154,22 +155,70 @@ void detect_settings_changed(detect_t *d);
 /** Forget every contact in progress (after a settings change). */
 void detect_reset_state(detect_t *d);
 
-/** The full per-sample step; detect_sample() calls it when a pad is not quiet. */
-void detect_sample_slow(detect_t *d, uint8_t pad, uint16_t value, uint32_t t_us);
+/** The full per-sample step on pad's state s (s == &d->st[pad]);
+ * detect_sample() calls it when a pad is not quiet. */
+void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t value, uint32_t t_us);
 
-/** Feed one sample of one pad (0-based), taken at device time t_us.
- * Inline so the common case (a quiet pad) costs a few cycles even when the
- * compiler cannot inline across files (the Arduino IDE builds without LTO). */
+/** A REARM sample at a new envelope block or at the level (used by detect_sample_at). */
+void detect_rearm_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t value, uint32_t t_us);
+
+/** The rest of a SCAN sample after its falling/re-rise bookkeeping (used by detect_sample_at). */
+void detect_scan_rest(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t value, uint32_t t_us);
+
+/** The same as detect_sample() for a caller that already holds the pad's
+ * state (s == &d->st[pad], pad < d->npads). Inline so the common samples
+ * (a quiet pad, a ringing one, one in the middle of its scan) cost a few
+ * compares even when the compiler cannot inline across files (the Arduino
+ * IDE builds without LTO); anything else is detect_step, which does the
+ * whole step itself. */
+static inline void detect_sample_at(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t value,
+                                    uint32_t t_us) {
+    uint8_t state = s->state;
+    uint16_t thr = d->thr[pad];
+    if (state == DETECT_IDLE) {
+        if (value >= thr) goto slow;
+    } else if (state == DETECT_REARM) {
+        /* A new envelope block, or a new contact: slow. */
+        if ((int32_t)(t_us - s->blk_end_us) >= 0 || value >= s->level) {
+            detect_rearm_step(d, s, pad, value, t_us);
+            return;
+        }
+        if (value > s->blk_max) s->blk_max = value;
+    } else if (state == DETECT_SCAN) {
+        /* A re-rise reaching the threshold, a re-rise growing, the scan's
+         * end: slow. */
+        if (value > s->prev_value) {
+            if (value >= thr && (s->falling || s->seg_armed)) goto slow;
+            if (s->falling) s->seg_armed = 1;
+            s->falling = 0;
+        } else {
+            s->falling = 1;
+        }
+        if (value > s->seg_peak) {
+            if (s->seg_before != 0) goto slow_scan;
+            s->seg_peak = value;
+        }
+        if ((int32_t)(t_us - s->scan_end_us) >= 0) goto slow_scan;
+        if (value > s->peak) s->peak = value;
+        if (value >= thr && s->above < 255) s->above++;
+    }
+    s->prev_value = value;
+    s->prev_us = t_us;
+    s->have_prev = 1;
+    return;
+slow_scan:
+    /* The fast path's changes so far (falling, seg_armed, seg_peak) are the
+     * ones detect_step makes first; it finishes the sample from there. */
+    detect_scan_rest(d, s, pad, value, t_us);
+    return;
+slow:
+    detect_step(d, s, pad, value, t_us);
+}
+
+/** Feed one sample of one pad (0-based), taken at device time t_us. */
 static inline void detect_sample(detect_t *d, uint8_t pad, uint16_t value, uint32_t t_us) {
     if (pad >= d->npads) return;
-    detect_pad_state_t *s = &d->st[pad];
-    if (s->state == DETECT_IDLE && value < d->thr[pad]) {
-        s->prev_value = value;
-        s->prev_us = t_us;
-        s->have_prev = 1;
-        return;
-    }
-    detect_sample_slow(d, pad, value, t_us);
+    detect_sample_at(d, &d->st[pad], pad, value, t_us);
 }
 
 /**
@@ -187,15 +236,20 @@ uint8_t detect_poll(detect_t *d, uint32_t now_us, detect_hit_t *out, uint8_t max
  */
 uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, detect_hit_t *out);
 
-static inline uint8_t detect_poll_pad(detect_t *d, uint8_t pad, uint32_t now_us, detect_hit_t *out) {
-    if (pad >= d->npads) return 0;
+/** detect_poll_pad() for a caller that holds the pad's state (s == &d->st[pad], pad < d->npads). */
+static inline uint8_t detect_poll_at(detect_t *d, const detect_pad_state_t *s, uint8_t pad, uint32_t now_us,
+                                     detect_hit_t *out) {
     /* Only a contact whose scan is over can be decided; detect_sample ends
      * the scan of a pad that is being sampled, as the firmware's always are. */
-    const detect_pad_state_t *s = &d->st[pad];
     if (s->state != DETECT_PENDING) return 0; /* the common case */
     /* Waiting for the neighbours' scans: one compare, not the slow path. */
     if ((int32_t)(now_us - s->decide_us) < 0) return 0;
     return detect_poll_pad_slow(d, pad, now_us, out);
+}
+
+static inline uint8_t detect_poll_pad(detect_t *d, uint8_t pad, uint32_t now_us, detect_hit_t *out) {
+    if (pad >= d->npads) return 0;
+    return detect_poll_at(d, &d->st[pad], pad, now_us, out);
 }
 
 /** The level a new contact on this pad must reach at t_us (0xFFFF: masked). */

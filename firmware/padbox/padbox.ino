@@ -497,11 +497,11 @@ static void send_hb_lvl(uint32_t now);
 /* Per-scan work, one small piece in each sample slot (while the ADC
  * converts the next pad), so that no slot grows long. */
 
-static void slot_work(uint8_t slot, uint32_t now) {
+static void slot_work(const detect_pad_state_t *s, uint8_t slot, uint32_t now) {
     detect_hit_t h;
     /* Before HELLO (while the scan period is measured) the work is done,
      * so the measurement is honest, but nothing is sent. */
-    if (detect_poll_pad(&det, slot, now, &h) && said_hello) send_hit(h.pad, h.onset_us, h.is_slap, h.peak);
+    if (detect_poll_at(&det, s, slot, now, &h) && said_hello) send_hit(h.pad, h.onset_us, h.is_slap, h.peak);
     /* One piece of other work per slot; building a line is one step per
      * scan, so a heartbeat or hit line costs each scan a few microseconds. */
     if (slot == 0) send_hb_lvl(now);
@@ -516,16 +516,19 @@ static void scan_pads(void) {
         while (ADCSRA & _BV(ADSC)) tx_service();
         /* Read first: the result belongs to the channel still in ADMUX. */
         uint16_t v = ADC;
+        /* The pad comes from scan_ch, not i: indexing by the loop counter
+         * makes the compiler keep a pointer per array, spilled to the stack. */
         uint8_t ch = scan_ch;
         uint32_t t = scan_ch_t;
         adc_start(ch + 1 < npads ? ch + 1 : 0);
-        detect_sample(&det, ch, v, t);
+        detect_pad_state_t *s = &det.st[ch];
+        detect_sample_at(&det, s, ch, v, t);
         if (streaming) {
             lvl_latest[ch] = v;
             if (v > lvl_peak[ch]) lvl_peak[ch] = v;
         }
         tx_service();
-        slot_work(ch, t);
+        slot_work(s, ch, t);
     }
 }
 
