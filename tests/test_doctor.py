@@ -48,6 +48,42 @@ def test_a_missing_required_package_fails() -> None:
     assert pk.status == FAIL and "pyserial" in pk.summary
 
 
+def test_package_lines_required_and_optional_present_and_missing() -> None:
+    # Required and optional packages share one look-up: pin every line it writes.
+    absent = {"pyserial", "lgpio", "pigpio"}
+
+    def version_of(name: str) -> str:
+        if name in absent:
+            raise metadata.PackageNotFoundError(name)
+        return "9.9" if name == doctor.DISTRIBUTION else "1.0"
+
+    pk = check_packages(version_of)
+    required = [line.split()[0] for line in pk.details[1:] if "GPIO backend" not in line]
+    assert pk.details[0] == f"{doctor.DISTRIBUTION} 9.9"
+    assert "pyserial MISSING (pip install -e . in the project's venv)" in pk.details
+    assert f"{required[0]} 1.0" in pk.details
+    # A present optional backend gets its note; a missing one no line at all.
+    assert "RPi.GPIO 1.0 (GPIO backend)" in pk.details and "rpi-lgpio 1.0 (GPIO backend)" in pk.details
+    assert not any(line.startswith(("lgpio ", "pigpio ")) for line in pk.details)
+    assert pk.data["versions"]["lgpio"] is None and pk.data["versions"]["pyserial"] is None
+    assert pk.data["versions"]["RPi.GPIO"] == "1.0"
+
+
+def test_one_look_up_serves_required_and_optional_packages() -> None:
+    versions: dict[str, str | None] = {}
+    lines: list[str] = []
+
+    def version_of(name: str) -> str:
+        if name == "b":
+            raise metadata.PackageNotFoundError(name)
+        return "2.0"
+
+    assert doctor._look_up(("a", "b"), version_of, versions, lines, " (note)", None) == ["b"]
+    assert lines == ["a 2.0 (note)"] and versions == {"a": "2.0", "b": None}
+    assert doctor._look_up(("b",), version_of, versions, lines, "", "MISSING") == ["b"]
+    assert lines[-1] == "b MISSING"
+
+
 def test_bad_config_file_fails_with_the_config_error_text(tmp_path: Path) -> None:
     path = tmp_path / "bad.toml"
     path.write_text("[pads]\nsource = \"usb\"\n")

@@ -77,11 +77,28 @@ def _requirement_names(requires: Sequence[str] | None) -> list[str]:
     return names
 
 
+def _look_up(names: Sequence[str], version_of: Callable[[str], str], versions: dict[str, str | None],
+             lines: list[str], note: str, missing_line: str | None) -> list[str]:
+    """Record each package's version (None if absent) in ``versions`` and a line in ``lines``:
+    "name version" plus ``note``, or "name " plus ``missing_line`` when absent (no line if
+    that is None, as for optional packages). Returns the absent ones."""
+    missing: list[str] = []
+    for name in names:
+        try:
+            versions[name] = version_of(name)
+            lines.append(f"{name} {versions[name]}{note}")
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+            missing.append(name)
+            if missing_line is not None:
+                lines.append(f"{name} {missing_line}")
+    return missing
+
+
 def check_packages(version_of: Callable[[str], str] = metadata.version) -> Check:
     """Versions of this package, its required dependencies and the optional GPIO backends."""
     lines: list[str] = []
     versions: dict[str, str | None] = {}
-    missing: list[str] = []
     try:
         ours = version_of(DISTRIBUTION)
         required = _requirement_names(metadata.requires(DISTRIBUTION))
@@ -90,20 +107,8 @@ def check_packages(version_of: Callable[[str], str] = metadata.version) -> Check
         required = ["gpiozero", "pyserial", "flask"]
     versions[DISTRIBUTION] = ours
     lines.append(f"{DISTRIBUTION} {ours or 'not installed (running from a source tree?)'}")
-    for name in required:
-        try:
-            versions[name] = version_of(name)
-            lines.append(f"{name} {versions[name]}")
-        except metadata.PackageNotFoundError:
-            versions[name] = None
-            missing.append(name)
-            lines.append(f"{name} MISSING (pip install -e . in the project's venv)")
-    for name in OPTIONAL_PACKAGES:
-        try:
-            versions[name] = version_of(name)
-            lines.append(f"{name} {versions[name]} (GPIO backend)")
-        except metadata.PackageNotFoundError:
-            versions[name] = None
+    missing = _look_up(required, version_of, versions, lines, "", "MISSING (pip install -e . in the project's venv)")
+    _look_up(OPTIONAL_PACKAGES, version_of, versions, lines, " (GPIO backend)", None)
     if missing:
         return Check("packages", FAIL, f"missing required packages: {', '.join(missing)}", tuple(lines), {"versions": versions})
     summary = f"{DISTRIBUTION} {ours or '(source tree)'}, {len(required)} required packages present"
