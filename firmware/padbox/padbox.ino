@@ -171,7 +171,9 @@ static void begin(proto_line_t *l, const char *type);
  * 2 KB of RAM has no room for that. Only the main loop builds lines. */
 static proto_line_t imm;
 
-enum { STEP_CFG_LIMITS = 5, STEP_CFG_TIMES, STEP_CFG_XTALK, STEP_SEND = 9 };
+enum { STEP_CFG_LIMITS = 5, STEP_CFG_TIMES, STEP_CFG_XTALK, STEP_SEND = 9, STEP_TIME_REST, STEP_FINISH };
+static uint16_t fmt_part; /* HIT/HB: the time's rest between two steps, then the finished length */
+static void queue_line(const proto_line_t *l);
 
 /* The CFG reply: one line per pad, then OK CFG. */
 static void cfg_step(void) {
@@ -224,11 +226,17 @@ static void outbox_step(void) {
         cfg_step();
         return;
     }
+    /* Every step a few hundred cycles at most: the time in two halves, the
+     * CRC and the copy to the UART queue apart. */
     const rec_t *r = &recq[rec_tail];
     switch (fmt_step) {
     case 1:
-        proto_add_u32(&fmt, r->t_us);
-        fmt_step = r->kind == REC_HIT ? 2 : STEP_SEND;
+        fmt_part = proto_add_u32_top(&fmt, r->t_us);
+        fmt_step = STEP_TIME_REST;
+        break;
+    case STEP_TIME_REST:
+        proto_add_u32_rest(&fmt, fmt_part);
+        fmt_step = r->kind == REC_HIT ? 2 : STEP_FINISH;
         break;
     case 2:
         proto_add_u32(&fmt, (uint32_t)r->pad + 1u);
@@ -237,10 +245,14 @@ static void outbox_step(void) {
         break;
     case 3:
         proto_add_u32(&fmt, r->peak);
+        fmt_step = STEP_FINISH;
+        break;
+    case STEP_FINISH:
+        fmt_part = proto_finish(&fmt); /* 0: overflowed, not sent */
         fmt_step = STEP_SEND;
         break;
     default:
-        send_line(&fmt);
+        if (fmt_part) queue_line(&fmt);
         rec_tail = (uint8_t)((rec_tail + 1) & 7);
         fmt_step = 0;
         break;
@@ -262,12 +274,17 @@ static void outbox_add(uint8_t kind, uint8_t pad, uint8_t slap, uint16_t peak, u
     rec_head = (uint8_t)((rec_head + 1) & 7);
 }
 
-/** Queue a finished line, waiting for room (while keeping the UART busy). */
+/** Copy a finished line to the UART queue, waiting for room (while keeping the UART busy). */
+static void queue_line(const proto_line_t *l) {
+    while (tx_free() < l->len) tx_service();
+    for (uint8_t i = 0; i < l->len; i++) txq[tx_head++] = (uint8_t)l->buf[i];
+}
+
+/** Finish a line and queue it. */
 static void send_line(proto_line_t *l) {
     if (l != &fmt) outbox_flush();
     if (!proto_finish(l)) return;
-    while (tx_free() < l->len) tx_service();
-    for (uint8_t i = 0; i < l->len; i++) txq[tx_head++] = (uint8_t)l->buf[i];
+    queue_line(l);
 }
 
 /* Start a line with the next sequence number (finishing queued lines first,
@@ -504,14 +521,26 @@ static void slot_work(const detect_pad_state_t *s, uint8_t slot, uint32_t now) {
     if (detect_poll_at(&det, s, slot, now, &h) && said_hello) send_hit(h.pad, h.onset_us, h.is_slap, h.peak);
     /* One piece of other work per slot; building a line is one step per
      * scan, so a heartbeat or hit line costs each scan a few microseconds. */
-    if (slot == 0) send_hb_lvl(now);
-    else if (slot == 1) rx_service();
-    else if (slot == 2) save_service();
-    else if (slot == 3) outbox_step();
+    /* The checks are inline: a call that finds nothing to do would cost its
+     * slot more than the check. */
+    if (slot == 0) {
+        if ((int32_t)(now - next_hb) >= 0 || streaming) send_hb_lvl(now);
+    } else if (slot == 1) {
+        if (rx_tail != rx_head) rx_service();
+    } else if (slot == 2) {
+        if (save_pos >= 0) save_service();
+    } else if (slot == 3) {
+        if (fmt_step || rec_head != rec_tail || cfg_next != 0xFF) outbox_step();
+    }
 }
 
-/** One pass over all pads: each sample is processed while the next converts. */
-static void scan_pads(void) {
+static void measure_scan(uint32_t now);
+
+/** Scans of all pads, each sample processed while the next converts, and
+ * each scan measured: count of them, or forever (0). One loop rather than a
+ * call per scan: its saved registers would cost every scan. */
+static void scan_pads(uint8_t count) {
+    for (;;) {
     for (uint8_t i = 0; i < npads; i++) {
         while (ADCSRA & _BV(ADSC)) tx_service();
         /* Read first: the result belongs to the channel still in ADMUX. */
@@ -529,6 +558,9 @@ static void scan_pads(void) {
         }
         tx_service();
         slot_work(s, ch, t);
+    }
+    measure_scan(scan_ch_t);
+    if (count && --count == 0) return;
     }
 }
 
@@ -625,10 +657,7 @@ void setup(void) {
         adc_init();
         adc_start(0);
         /* Measure the scan period before saying hello. */
-        for (uint8_t k = 0; k < 65; k++) {
-            scan_pads();
-            measure_scan(scan_ch_t);
-        }
+        scan_pads(65);
         detect_reset_state(&det);
     }
     uint32_t now = clock_us();
@@ -640,8 +669,7 @@ void setup(void) {
 
 void loop(void) {
     if (!button_mode) {
-        scan_pads();
-        measure_scan(scan_ch_t);
+        scan_pads(0); /* never returns */
         return;
     }
     while (press_tail != press_head) {

@@ -56,14 +56,28 @@ void proto_begin_raw(proto_line_t *l, const char *word) {
 }
 
 /* Decimal by subtracting powers of ten: an 8-bit AVR has no divider, and
- * ten 32-bit divisions would cost a whole scan. */
-static const uint32_t POW10[] ROM = {1000000000ul, 100000000ul, 10000000ul, 1000000ul, 100000ul,
-                                 10000ul,      1000ul,      100ul,      10ul,      1ul};
+ * ten 32-bit divisions would cost a whole scan. The digits from 10^9 to
+ * 10^4 take 32-bit subtractions; what is left is below 10^4 and takes
+ * 16-bit ones, the tens 8-bit ones, and the units are what remains. */
+static const uint32_t POW10[] ROM = {1000000000ul, 100000000ul, 10000000ul, 1000000ul, 100000ul, 10000ul};
 
-static void put_u32(proto_line_t *l, uint32_t v) {
+/* The digit of v at power p, subtracted from v (v < 10 * p). */
+static inline char digit16(uint16_t *v, uint16_t p) {
+    char digit = '0';
+    while (*v >= p) {
+        *v -= p;
+        digit++;
+    }
+    return digit;
+}
+
+/* The digits of v from 10^9 down to 10^4 (none if v < 10^4); returns the
+ * rest (< 10^4), with PROTO_U32_STARTED set if a digit was written. */
+static uint16_t put_u32_top(proto_line_t *l, uint32_t v) {
+    if (v < 10000u) return (uint16_t)v;
     uint8_t i = 0;
-    while (i < 9 && v < ROM_U32(&POW10[i])) i++; /* no leading zeros */
-    for (; i < 10; i++) {
+    while (v < ROM_U32(&POW10[i])) i++; /* v >= 10^4 = POW10[5]: ends */
+    for (; i < 6; i++) {
         char digit = '0';
         uint32_t p = ROM_U32(&POW10[i]);
         while (v >= p) {
@@ -72,7 +86,41 @@ static void put_u32(proto_line_t *l, uint32_t v) {
         }
         put(l, digit);
     }
+    return (uint16_t)((uint16_t)v | PROTO_U32_STARTED);
 }
+
+/* The last four digits, from what put_u32_top left. */
+static void put_u32_rest(proto_line_t *l, uint16_t part) {
+    uint8_t started = (part & PROTO_U32_STARTED) != 0; /* no leading zeros */
+    uint16_t w = (uint16_t)(part & ~PROTO_U32_STARTED); /* < 10000 */
+    char d = digit16(&w, 1000u);
+    if (started || d != '0') {
+        put(l, d);
+        started = 1;
+    }
+    d = digit16(&w, 100u);
+    if (started || d != '0') {
+        put(l, d);
+        started = 1;
+    }
+    uint8_t b = (uint8_t)w; /* < 100 */
+    d = '0';
+    while (b >= 10u) {
+        b -= 10u;
+        d++;
+    }
+    if (started || d != '0') put(l, d);
+    put(l, (char)('0' + b));
+}
+
+static void put_u32(proto_line_t *l, uint32_t v) { put_u32_rest(l, put_u32_top(l, v)); }
+
+uint16_t proto_add_u32_top(proto_line_t *l, uint32_t v) {
+    put(l, ' ');
+    return put_u32_top(l, v);
+}
+
+void proto_add_u32_rest(proto_line_t *l, uint16_t part) { put_u32_rest(l, part); }
 
 void proto_begin(proto_line_t *l, uint16_t seq, const char *type) {
     l->len = 0;

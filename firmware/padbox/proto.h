@@ -33,6 +33,12 @@ void proto_begin(proto_line_t *l, uint16_t seq, const char *type);
 void proto_begin_raw(proto_line_t *l, const char *word);
 void proto_add_str(proto_line_t *l, const char *s);
 void proto_add_u32(proto_line_t *l, uint32_t v);
+/** proto_add_u32 in two calls, for lines built a few microseconds at a
+ * time: the first adds the space and the digits above the last four and
+ * returns what proto_add_u32_rest needs for the rest. */
+#define PROTO_U32_STARTED 0x8000u
+uint16_t proto_add_u32_top(proto_line_t *l, uint32_t v);
+void proto_add_u32_rest(proto_line_t *l, uint16_t part);
 /** Append n values as 3 uppercase hex digits each, no separator (LVL). */
 void proto_add_hex3(proto_line_t *l, const uint16_t *v, uint8_t n);
 /** Append "*CCCC\n"; returns the line length, or 0 if it overflowed. */
