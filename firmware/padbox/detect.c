@@ -103,10 +103,25 @@ static uint32_t crossing_time(const detect_crossing_t *c) {
     if (c->dt_us == 0 || c->span == 0) return c->t_us;
     uint32_t limit = (uint32_t)c->dt_us * c->max_back;
     if ((uint32_t)c->over >= (uint32_t)c->span * c->max_back) return c->t_us - limit;
-    /* over/span in 1/64ths with a 16-bit division (a 32-bit one costs ~40 us
-     * on the AVR, several of which can land in one scan); the rounding is
-     * below dt/64, a couple of microseconds. */
-    uint16_t ratio = (uint16_t)((uint16_t)(c->over << 6) / c->span); /* over < 1024: fits */
+    /* over/span in 1/64ths (the rounding is below dt/64, a couple of
+     * microseconds), by long division: the whole part is below max_back,
+     * then six bits of fraction, 16-bit shifts and subtractions only (the
+     * library's 16-bit division takes twice as long, a 32-bit one ~40 us).
+     * Exactly floor(over * 64 / span). */
+    uint16_t rem = c->over;
+    uint16_t ratio = 0;
+    while (rem >= c->span) { /* at most max_back - 1 times: over < span * max_back */
+        rem -= c->span;
+        ratio++;
+    }
+    for (uint8_t b = 0; b < 6; b++) {
+        rem <<= 1; /* rem < span <= 1023: no overflow */
+        ratio <<= 1;
+        if (rem >= c->span) {
+            rem -= c->span;
+            ratio |= 1u;
+        }
+    }
     uint32_t back = ((uint32_t)c->dt_us * ratio) >> 6;
     if (back > limit) back = limit;
     return c->t_us - back;
@@ -294,15 +309,25 @@ COLD void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t 
 static uint8_t is_crosstalk(const detect_t *d, uint8_t pad) {
     const detect_pad_state_t *s = &d->st[pad];
     const detect_pad_config_t *cfg = &d->pad[pad];
-    if (cfg->xtalk == 0) return 0;
+    uint8_t xtalk = cfg->xtalk;
+    if (xtalk == 0) return 0;
+    uint16_t peak = s->peak;
+    uint32_t peak100 = (uint32_t)peak * 100u;
+    uint32_t onset = s->onset_us;
+    int32_t xwin = (int32_t)cfg->xwin_us;
+    /* With xtalk <= 100 % only a louder peak can make this one crosstalk:
+     * a 16-bit compare spares most of the 32-bit work. */
+    uint16_t louder_than = xtalk <= 100u ? peak : 0;
     for (uint8_t j = 0; j < d->npads; j++) {
         if (j == pad) continue;
         const detect_pad_state_t *o = &d->st[j];
+        if (o->peak <= louder_than) continue;
         if (o->peak == 0 || o->above < DETECT_MIN_SAMPLES) continue; /* no contact, or a glitch */
-        int32_t gap = since(s->onset_us, o->onset_us);
+        if (peak100 >= (uint32_t)o->peak * xtalk) continue;
+        int32_t gap = since(onset, o->onset_us);
         if (gap < 0) gap = -gap;
-        if (gap > (int32_t)cfg->xwin_us) continue;
-        if ((uint32_t)s->peak * 100u < (uint32_t)o->peak * cfg->xtalk) return 1;
+        if (gap > xwin) continue;
+        return 1;
     }
     return 0;
 }
