@@ -23,6 +23,10 @@
 #else
 #define COLD
 #endif
+/* detect_sample_fast stays a function of its own for the same reason: with
+ * no calls inside it needs no saved registers, where inlined into the
+ * firmware's scan loop the compiler spills and recomputes its values. */
+#define OWN_FRAME COLD
 
 static int32_t since(uint32_t t, uint32_t ref) { return (int32_t)(t - ref); }
 
@@ -247,6 +251,38 @@ COLD void detect_scan_rest(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint
     scan_rest(d, s, pad, value, t_us, 0);
 }
 
+OWN_FRAME uint8_t detect_sample_fast(detect_pad_state_t *s, uint16_t thr, uint16_t value, uint32_t t_us) {
+    uint8_t state = s->state;
+    if (state == DETECT_REARM) {
+        /* A new envelope block, or a new contact: detect_rearm_step. */
+        if (since(t_us, s->blk_end_us) >= 0 || value >= s->level) return DETECT_NEEDS_REARM;
+        if (value > s->blk_max) s->blk_max = value;
+    } else if (state == DETECT_SCAN) {
+        /* A re-rise reaching the threshold: detect_step; a re-rise growing
+         * or the scan's end: detect_scan_rest, after the changes made here,
+         * which are the ones detect_step makes first. */
+        if (value > s->prev_value) {
+            if (value >= thr && (s->falling || s->seg_armed)) return DETECT_NEEDS_STEP;
+            if (s->falling) s->seg_armed = 1;
+            s->falling = 0;
+        } else {
+            s->falling = 1;
+        }
+        if (value > s->seg_peak) {
+            if (s->seg_before != 0) return DETECT_NEEDS_SCAN_REST;
+            s->seg_peak = value;
+        }
+        /* scan_end_us == onset_us + scan_us: before it, the scan is not over. */
+        if (since(t_us, s->scan_end_us) >= 0) return DETECT_NEEDS_SCAN_REST;
+        if (value > s->peak) s->peak = value;
+        if (value >= thr && s->above < 255) s->above++;
+    } else if (state != DETECT_PENDING) {
+        if (value >= thr) return DETECT_NEEDS_STEP; /* IDLE: a contact starts */
+    }
+    set_prev(s, value, t_us);
+    return DETECT_DONE;
+}
+
 /* A REARM sample at a new envelope block or reaching the level (its own
  * function: the common new block needs few registers, so it saves few). */
 COLD void detect_rearm_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t value, uint32_t t_us) {
@@ -332,7 +368,7 @@ static uint8_t is_crosstalk(const detect_t *d, uint8_t pad) {
     return 0;
 }
 
-uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, detect_hit_t *out) {
+COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, detect_hit_t *out) {
     if (pad >= d->npads) return 0;
     detect_pad_state_t *s = &d->st[pad];
     if (s->state != DETECT_SCAN && s->state != DETECT_PENDING) return 0; /* the common case */

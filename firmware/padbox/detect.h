@@ -165,54 +165,48 @@ void detect_rearm_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t
 /** The rest of a SCAN sample after its falling/re-rise bookkeeping (used by detect_sample_at). */
 void detect_scan_rest(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t value, uint32_t t_us);
 
+/** The common samples of a pad in the middle of a scan (or waiting for
+ * its decision): a few compares on s, in a function of its own so it needs
+ * few saved registers. Returns DETECT_DONE, or which of the functions below must
+ * finish the sample (used by detect_sample_at). */
+enum { DETECT_DONE = 0, DETECT_NEEDS_STEP, DETECT_NEEDS_SCAN_REST, DETECT_NEEDS_REARM };
+uint8_t detect_sample_fast(detect_pad_state_t *s, uint16_t thr, uint16_t value, uint32_t t_us);
+
 /** The same as detect_sample() for a caller that already holds the pad's
- * state (s == &d->st[pad], pad < d->npads). Inline so the common samples
- * (a quiet pad, a ringing one, one in the middle of its scan) cost a few
- * compares even when the compiler cannot inline across files (the Arduino
- * IDE builds without LTO); anything else is detect_step, which does the
- * whole step itself. */
+ * state (s == &d->st[pad], pad < d->npads). A quiet pad's and a ringing
+ * pad's common samples are inline, so they cost a few compares even when
+ * the compiler cannot inline across files (the Arduino IDE builds without
+ * LTO). */
 static inline void detect_sample_at(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t value,
                                     uint32_t t_us) {
-    uint8_t state = s->state;
     uint16_t thr = d->thr[pad];
+    uint8_t state = s->state;
     if (state == DETECT_IDLE) {
-        if (value >= thr) goto slow;
+        if (value >= thr) goto step;
     } else if (state == DETECT_REARM) {
-        /* A new envelope block, or a new contact: slow. */
+        /* A new envelope block, or a new contact: detect_rearm_step. */
         if ((int32_t)(t_us - s->blk_end_us) >= 0 || value >= s->level) {
             detect_rearm_step(d, s, pad, value, t_us);
             return;
         }
         if (value > s->blk_max) s->blk_max = value;
-    } else if (state == DETECT_SCAN) {
-        /* A re-rise reaching the threshold, a re-rise growing, the scan's
-         * end: slow. */
-        if (value > s->prev_value) {
-            if (value >= thr && (s->falling || s->seg_armed)) goto slow;
-            if (s->falling) s->seg_armed = 1;
-            s->falling = 0;
-        } else {
-            s->falling = 1;
-        }
-        if (value > s->seg_peak) {
-            if (s->seg_before != 0) goto slow_scan;
-            s->seg_peak = value;
-        }
-        if ((int32_t)(t_us - s->scan_end_us) >= 0) goto slow_scan;
-        if (value > s->peak) s->peak = value;
-        if (value >= thr && s->above < 255) s->above++;
+    } else {
+        goto fast;
     }
     s->prev_value = value;
     s->prev_us = t_us;
     s->have_prev = 1;
     return;
-slow_scan:
-    /* The fast path's changes so far (falling, seg_armed, seg_peak) are the
-     * ones detect_step makes first; it finishes the sample from there. */
-    detect_scan_rest(d, s, pad, value, t_us);
-    return;
-slow:
+step:
     detect_step(d, s, pad, value, t_us);
+    return;
+fast:
+    switch (detect_sample_fast(s, thr, value, t_us)) {
+    case DETECT_DONE: break;
+    case DETECT_NEEDS_SCAN_REST: detect_scan_rest(d, s, pad, value, t_us); break;
+    case DETECT_NEEDS_REARM: detect_rearm_step(d, s, pad, value, t_us); break;
+    default: detect_step(d, s, pad, value, t_us); break;
+    }
 }
 
 /** Feed one sample of one pad (0-based), taken at device time t_us. */
