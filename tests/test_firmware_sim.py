@@ -76,13 +76,16 @@ def test_build_prints_flash_and_ram_use(firmware) -> None:
 @pytest.mark.parametrize("name", WAVEFORM_SCENARIOS)
 def test_firmware_detects_each_scenario(firmware, name: str, tmp_path: Path) -> None:
     """Every slap found, feints as touch, crosstalk and silence report nothing,
-    each onset within one scan period (the slowest 1 % of scans) of the truth."""
+    each onset within one scan period (the slowest 1 % of scans) of the truth;
+    and that period fits the 200 us budget even while all eight pads are in a
+    contact at once (simulated CPU cycles, not wall-clock time)."""
     scn, run, events = run_scenario(firmware, name, tmp_path)
     hello = events[0]
     assert isinstance(hello, p.Hello) and hello.seq == 0 and hello.mode == "piezo" and hello.pads == 8
     hits = [e for e in events if isinstance(e, p.Hit)]
     problems = judge(scn, hits, tolerance_us=run.scan_us_p99)
     assert not problems, "\n".join(problems)
+    assert run.scan_us_p99 <= SCAN_BUDGET_US, f"{name}: p99 scan {run.scan_us_p99:.1f} us"
 
 
 def test_scan_of_8_pads_fits_200_us_and_hello_reports_it(firmware, tmp_path: Path) -> None:

@@ -2,9 +2,11 @@
  * detect.c - piezo slap detection; see detect.h for the algorithm.
  *
  * Written for an 8-bit AVR at 16 MHz: the per-sample path (detect_sample)
- * must fit in the ~13 us one ADC conversion takes, so it uses only compares,
- * shifts, adds and 16x16 multiplies; the one division (onset interpolation)
- * runs once per contact when its scan ends.
+ * must fit in the ~13 us one ADC conversion takes, so its common cases are
+ * 16-bit compares and one 32-bit time compare per sample (detect.h inline,
+ * detect_sample_fast); everything rare is out of line. No division: the
+ * onset interpolation (once per contact, when its scan ends) is a short
+ * long division by hand.
  */
 #include "detect.h"
 

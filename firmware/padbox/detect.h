@@ -54,10 +54,10 @@ extern "C" {
 
 /* Defaults (the protocol's suggested values, firmware/PROTOCOL.md), in ADC
  * counts (0..1023, 4.9 mV a count at the 5 V reference) and microseconds.
- * At the firmware's scan period for 8 pads (about 134 us on a quiet table,
+ * At the firmware's scan period for 8 pads (about 123 us on a quiet table,
  * measured in simavr and reported in HELLO) the times are, in samples of one
- * pad: scan 2000 us = 15, mask 30000 us = 224, crosstalk window 5000 us = 37,
- * envelope half-life 10000 us = 75. */
+ * pad: scan 2000 us = 16, mask 30000 us = 244, crosstalk window 5000 us = 40,
+ * envelope half-life 10000 us = 81. */
 #define DETECT_DEFAULT_SLAP 200u       /* ~980 mV: a deliberate slap */
 #define DETECT_DEFAULT_TOUCH 60u       /* ~290 mV: well above hum and noise */
 #define DETECT_DEFAULT_SCAN_US 2000u   /* a hand slap peaks 0.5..1.5 ms after contact */
