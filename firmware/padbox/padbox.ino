@@ -112,6 +112,9 @@ static void uart_init(void) {
     UDR0 = '\n';
 }
 
+/* Always inline: the Arduino IDE's -Os build would otherwise call it in
+ * every turn of the ADC wait loop. */
+static inline void tx_service(void) __attribute__((always_inline));
 static inline void tx_service(void) {
     if (tx_head != tx_tail && (UCSR0A & _BV(UDRE0))) UDR0 = txq[tx_tail++];
 }
