@@ -3,7 +3,7 @@
  * simavr, an ATmega328P at 16 MHz, with piezo waveforms from a scenario file
  * on its ADC inputs (or button presses on its pins), and capture its UART.
  *
- *   harness [--out FILE] [--report FILE] [--eeprom FILE] [--pty] [--realtime] ELF SCENARIO
+ *   harness [--out FILE] [--report FILE] [--eeprom FILE] [--frontend biased|halfwave] [--pty] [--realtime] ELF SCENARIO
  *
  * Default: run the scenario as fast as simavr goes, UART bytes to --out
  * (default stdout), a key=value report to --report (default stderr):
@@ -11,12 +11,17 @@
  *   scan_cycles_min/median/max  cycles between successive samples of pad 1
  *   scan_max_at_us     when the longest scan period ended
  *   scans              how many scan periods were measured
+ *   gap_cycles_max     the longest time between two samples of any one pad
+ *   gap_max_pad        which pad (1-based) and gap_max_at_us when it ended
  *   sim_us, cycles     simulated time and cycles run
  *   uart_bytes         bytes the firmware sent
  *   stack_min_address  the lowest stack pointer seen (stack high-water mark)
  *
  * The scenario's time 0 is the firmware clock's 0 (the cycle Timer1 starts),
  * so onsets in HIT lines compare directly with the scenario's times.
+ *
+ * --frontend: overrides the scenario's input circuit (halfwave: the old
+ * wiring, for running the previous firmware on the same waveforms).
  *
  * --eeprom FILE: the board's 1 KB EEPROM is loaded from FILE (if it exists)
  * before the run and written back after it, so settings saved in one run
@@ -66,6 +71,10 @@ static FILE *uart_out;
 static int pty_fd = -1;
 static unsigned long uart_bytes;
 static avr_cycle_count_t last_ch0;
+static avr_cycle_count_t last_ch[SCN_PADS]; /* last conversion start per pad */
+static uint32_t gap_max;                    /* longest gap between two samples of one pad */
+static int gap_max_pad;
+static double gap_max_at_us;
 static uint32_t scan_cycles[MAX_SCANS];
 static int nscans;
 static uint32_t scan_max;       /* the longest scan period and when it ended */
@@ -103,6 +112,17 @@ static void adc_trigger(struct avr_irq_t *irq, uint32_t value, void *param) {
         }
         last_ch0 = avr->cycle;
     }
+    if (last_ch[ch] && clock_started && avr->cycle - last_ch[ch] < avr->cycle - clock_start &&
+        now_us() - (double)(avr->cycle - last_ch[ch]) / CYCLES_PER_US > 20000) {
+        /* Both samples after the start-up (the scan measure and HELLO). */
+        uint32_t g = (uint32_t)(avr->cycle - last_ch[ch]);
+        if (g > gap_max) {
+            gap_max = g;
+            gap_max_pad = ch + 1;
+            gap_max_at_us = now_us();
+        }
+    }
+    last_ch[ch] = avr->cycle;
     double mv = scn_pad_mv(&scn, ch, now_us());
     avr_raise_irq(avr_io_getirq(avr, AVR_IOCTL_ADC_GETIRQ, ADC_IRQ_ADC0 + ch), (uint32_t)mv);
 }
@@ -225,6 +245,7 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "--out") && i + 1 < argc) out_path = argv[++i];
         else if (!strcmp(argv[i], "--report") && i + 1 < argc) report_path = argv[++i];
         else if (!strcmp(argv[i], "--eeprom") && i + 1 < argc) ee_path = argv[++i];
+        else if (!strcmp(argv[i], "--frontend") && i + 1 < argc) setenv("SCN_FRONTEND", argv[++i], 1);
         else if (!strcmp(argv[i], "--pty")) use_pty = realtime = 1;
         else if (!strcmp(argv[i], "--realtime")) realtime = 1;
         else if (!elf_path) elf_path = argv[i];
@@ -406,6 +427,9 @@ int main(int argc, char **argv) {
         fprintf(report, "scan_cycles_p99=%u\n", scan_cycles[(nscans * 99) / 100]);
         fprintf(report, "scan_cycles_max=%u\n", scan_cycles[nscans - 1]);
         fprintf(report, "scan_max_at_us=%.0f\n", scan_max_at_us);
+        fprintf(report, "gap_cycles_max=%u\n", gap_max);
+        fprintf(report, "gap_max_pad=%d\n", gap_max_pad);
+        fprintf(report, "gap_max_at_us=%.0f\n", gap_max_at_us);
     }
     if (report != stderr) fclose(report);
     return 0;

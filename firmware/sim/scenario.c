@@ -17,7 +17,13 @@ void scn_init(scenario_t *s) {
     s->duration_us = 300000;
     s->seed = 1;
     s->hum_hz = 50.0;
+    s->drift_period_us = 2e6;
+    s->bias_mv = 2500.0;
+    s->frontend = SCN_FRONTEND_BIASED;
     s->rng = 1;
+    /* SCN_FRONTEND=halfwave: run every scenario through the old wiring. */
+    const char *fe = getenv("SCN_FRONTEND");
+    if (fe && strcmp(fe, "halfwave") == 0) s->frontend = SCN_FRONTEND_HALFWAVE;
 }
 
 static scn_event_t *new_event(scenario_t *s) {
@@ -28,6 +34,7 @@ static scn_event_t *new_event(scenario_t *s) {
     e->ring = 0.5;
     e->hz = 1500.0;
     e->tau_us = 5000.0;
+    e->pol = 1.0;
     return e;
 }
 
@@ -44,6 +51,7 @@ static int parse_expect(const char *w) {
     if (strcmp(w, "slap") == 0) return SCN_EXPECT_SLAP;
     if (strcmp(w, "touch") == 0) return SCN_EXPECT_TOUCH;
     if (strcmp(w, "none") == 0) return SCN_EXPECT_NONE;
+    if (strcmp(w, "press") == 0) return SCN_EXPECT_PRESS;
     return -1;
 }
 
@@ -83,6 +91,18 @@ int scn_load(scenario_t *s, const char *path) {
             int n = sscanf(rest, "%lf %lf", &s->hum_mv, &s->hum_hz);
             if (n < 1) FAIL("hum_mv needs millivolts [hz]");
             if (n < 2) s->hum_hz = 50.0;
+        } else if (strcmp(word, "drift_mv") == 0) {
+            int n = sscanf(rest, "%lf %lf", &s->drift_mv, &s->drift_period_us);
+            if (n < 1) FAIL("drift_mv needs millivolts [period_us]");
+            if (n < 2) s->drift_period_us = 2e6;
+            if (s->drift_period_us <= 0) FAIL("drift period must be positive");
+        } else if (strcmp(word, "bias_mv") == 0) {
+            if (sscanf(rest, "%lf", &s->bias_mv) != 1) FAIL("bias_mv needs millivolts");
+        } else if (strcmp(word, "frontend") == 0) {
+            char m[16];
+            if (sscanf(rest, "%15s", m) != 1 || (strcmp(m, "biased") && strcmp(m, "halfwave")))
+                FAIL("frontend is biased or halfwave");
+            if (!getenv("SCN_FRONTEND")) s->frontend = strcmp(m, "halfwave") == 0 ? SCN_FRONTEND_HALFWAVE : SCN_FRONTEND_BIASED;
         } else if (strcmp(word, "mode") == 0) {
             char m[16];
             if (sscanf(rest, "%15s", m) != 1 || (strcmp(m, "button") && strcmp(m, "piezo")))
@@ -117,7 +137,8 @@ int scn_load(scenario_t *s, const char *path) {
                 else if (strcmp(item, "ring") == 0) e->ring = v;
                 else if (strcmp(item, "hz") == 0) e->hz = v;
                 else if (strcmp(item, "tau") == 0) e->tau_us = v;
-                else FAIL("unknown hit option (rise, ring, hz, tau)");
+                else if (strcmp(item, "pol") == 0) e->pol = v < 0 ? -1.0 : 1.0;
+                else FAIL("unknown hit option (rise, ring, hz, tau, pol)");
             }
             if (e->rise_us <= 0 || e->tau_us <= 0) FAIL("rise and tau must be positive");
         } else if (strcmp(word, "spike") == 0) {
@@ -177,10 +198,11 @@ double scn_event_mv(const scn_event_t *e, double t_us) {
     double tt = t_us - (double)e->t_us;
     if (tt < 0) return 0.0;
     double width = 2.0 * e->rise_us;
-    if (tt < width) return e->peak_mv * sin(M_PI * tt / width);
+    if (tt < width) return e->pol * e->peak_mv * sin(M_PI * tt / width);
     double u = tt - width;
     if (u > 10.0 * e->tau_us) return 0.0;
-    return e->peak_mv * e->ring * sin(2.0 * M_PI * e->hz * u / 1e6) * exp(-u / e->tau_us);
+    /* The plate swings back: the ringing starts the other way. */
+    return -e->pol * e->peak_mv * e->ring * sin(2.0 * M_PI * e->hz * u / 1e6) * exp(-u / e->tau_us);
 }
 
 /* xorshift32: deterministic noise, the same on every machine. */
@@ -201,7 +223,7 @@ double scn_hum_mv(const scenario_t *s, int pad0, double t_us) {
 double scn_truth_onset(const scenario_t *s, const scn_event_t *e, double thr_mv) {
     if (e->is_button) return e->t_us;
     for (double t = e->t_us; t < e->t_us + 20000.0; t += 1.0)
-        if (scn_event_mv(e, t) + scn_hum_mv(s, e->pad, t) >= thr_mv) return t;
+        if (fabs(scn_event_mv(e, t) + scn_hum_mv(s, e->pad, t)) >= thr_mv) return t;
     return -1;
 }
 
@@ -210,7 +232,9 @@ double scn_pad_mv(scenario_t *s, int pad0, double t_us) {
     for (int i = 0; i < s->nevents; i++)
         if (s->ev[i].pad == pad0) v += scn_event_mv(&s->ev[i], t_us);
     v += scn_hum_mv(s, pad0, t_us);
+    if (s->drift_mv > 0) v += s->drift_mv * sin(2.0 * M_PI * t_us / s->drift_period_us + pad0 * 1.3);
     if (s->noise_mv > 0) v += s->noise_mv * noise(s);
+    if (s->frontend == SCN_FRONTEND_BIASED) v += s->bias_mv;
     if (v < 0) v = 0;
     if (v > 5000) v = 5000;
     return v;

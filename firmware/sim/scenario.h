@@ -10,14 +10,25 @@
  *   seed <n>                         noise generator seed (default 1)
  *   noise_mv <mv>                    uniform noise of +-mv on every pad
  *   hum_mv <mv> [hz]                 mains hum (default 50 Hz), phase per pad
+ *   drift_mv <mv> [period_us]        slow DC drift of the rest point (a sine,
+ *                                    default period 2 s), phase per pad
+ *   frontend biased|halfwave         the input circuit (default biased): biased
+ *                                    puts the signal on a mid-supply rest point
+ *                                    (bias_mv), both half-waves seen; halfwave is
+ *                                    the old wiring, negative half clamped at 0
+ *   bias_mv <mv>                     the rest point of the biased input (2500)
  *   mode button                      run the box in button mode (jumper D12 low)
- *   hit <pad> <t_us> <peak_mv> <expect> [rise=us] [ring=r] [hz=f] [tau=us]
- *        a contact on pad (1-based) starting at t_us: a half-sine pulse of
- *        peak_mv lasting 2*rise us (default rise 700), then ringing at hz
- *        (default 1500) starting at ring*peak_mv (default 0.5), decaying with
- *        time constant tau us (default 5000). Negative voltages are clamped
- *        to 0 (the input protection) and everything to 5000 mV.
- *        expect: slap | touch | none (crosstalk or too faint: no hit).
+ *   hit <pad> <t_us> <peak_mv> <expect> [rise=us] [ring=r] [hz=f] [tau=us] [pol=1|-1]
+ *        a contact on pad (1-based) starting at t_us (the moment of contact,
+ *        the truth an onset is judged against): a half-sine pulse of peak_mv
+ *        lasting 2*rise us (default rise 700), then ringing at hz (default
+ *        1500) that swings the other way first, starting at ring*peak_mv
+ *        (default 0.5) and decaying with time constant tau us (default
+ *        5000). pol=-1 is a disc wired the other way round: the whole
+ *        response is inverted. The pin is clamped to 0..5000 mV (the clamp
+ *        diodes): a hard slap clips at the rails.
+ *        expect: slap | touch | press | none (crosstalk or too faint: no hit;
+ *        a press is a slow push, reported as a slap or a touch).
  *   spike <pad> <t_us> <mv> <width_us>
  *        an electrical glitch: a rectangular pulse (static discharge, a
  *        motor starting); never a contact, always expected to give no hit.
@@ -38,11 +49,12 @@
 extern "C" {
 #endif
 
-#define SCN_MAX_EVENTS 256
+#define SCN_MAX_EVENTS 512
 #define SCN_MAX_SENDS 32
 #define SCN_PADS 8
 
-enum { SCN_EXPECT_NONE = 0, SCN_EXPECT_SLAP, SCN_EXPECT_TOUCH };
+enum { SCN_EXPECT_NONE = 0, SCN_EXPECT_SLAP, SCN_EXPECT_TOUCH, SCN_EXPECT_PRESS };
+enum { SCN_FRONTEND_BIASED = 0, SCN_FRONTEND_HALFWAVE };
 
 typedef struct {
     uint8_t pad;      /* 0-based */
@@ -55,6 +67,7 @@ typedef struct {
     double ring;
     double hz;
     double tau_us;
+    double pol;       /* +1, or -1 for a disc wired the other way round */
     uint32_t hold_us; /* buttons */
 } scn_event_t;
 
@@ -69,6 +82,10 @@ typedef struct {
     double noise_mv;
     double hum_mv;
     double hum_hz;
+    double drift_mv;
+    double drift_period_us;
+    double bias_mv;
+    uint8_t frontend; /* SCN_FRONTEND_* */
     uint8_t button_mode;
     int nevents;
     scn_event_t ev[SCN_MAX_EVENTS];
@@ -96,7 +113,8 @@ double scn_hum_mv(const scenario_t *s, int pad0, double t_us);
  * the true onset a detector with that threshold should report. */
 double scn_truth_onset(const scenario_t *s, const scn_event_t *e, double thr_mv);
 
-/** The voltage on pad (0-based) at t_us: events + hum + noise, clamped 0..5000 mV. */
+/** The voltage on pad (0-based) at t_us: events + hum + drift + noise, on the
+ * front end's rest point, clamped 0..5000 mV. */
 double scn_pad_mv(scenario_t *s, int pad0, double t_us);
 
 /** Whether the button of pad (0-based) is held at t_us. */
