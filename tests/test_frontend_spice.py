@@ -260,6 +260,8 @@ def doc_parts() -> dict[str, tuple[tuple[str, str], float | str]]:
     """docs/wiring.md section 1's parts table: | R1, ... | 5V – IN | 1 MΩ ... | why |."""
     parts = {}
     for line in doc_section_1().splitlines():
+        if not line.startswith("|"):
+            continue
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         m = re.match(r"([RD][A-Z0-9]*)\b", cells[0]) if len(cells) >= 4 else None
         if not m:
@@ -299,3 +301,46 @@ def test_wiring_drawing_shows_the_netlist_values() -> None:
         else:
             label = f"{ref} {value}"
         assert label in drawing, f"the drawing in docs/wiring.md does not show {label!r} (the netlist's value)"
+
+
+def doc_figures() -> dict[str, list[float]]:
+    """docs/wiring.md section 1's simulated-figures table: row label -> the numbers in its 'simulated' cell."""
+    rows = {}
+    for line in doc_section_1().splitlines():
+        if not line.startswith("|"):
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0] not in ("figure", "---"):
+            rows[cells[0]] = [float(x) for x in re.findall(r"(?<![\w.])-?\d+(?:\.\d+)?", cells[1].replace("VCC+", ""))]
+    return rows
+
+
+def test_wiring_doc_quotes_the_simulated_figures(sim) -> None:
+    """The figures table in docs/wiring.md is what the netlists give (as rounded there)."""
+    rows = doc_figures()
+
+    def row(label: str) -> list[float]:
+        found = [v for k, v in rows.items() if k.startswith(label)]
+        assert len(found) == 1, f"docs/wiring.md figures table: no single row starting {label!r}"
+        return found[0]
+
+    hard = list(_hard_runs())
+    margin = min(min(sim[f"{t}_margin_high_v"], sim[f"{t}_margin_low_v"]) for t, *_ in hard)
+    current = max(max(sim[f"{t}_d1_max_ma"], sim[f"{t}_d2_max_ma"]) for t, *_ in hard)
+    low = min(sim[f"{t}_pin_min_v"] for t, *_ in hard)
+    over = max(ABS_MAX_MARGIN_V - sim[f"{t}_margin_high_v"] for t, *_ in hard)
+    delays = [sim[f"slap_{c}_{p}_delay20_us"] for c in DISCS for p in ("pos", "neg")]
+    checks = [
+        ("rest point, 1 % resistors", row("rest point, 1 %")[:2], [sim["bias_counts_low_1pct"], sim["bias_counts_high_1pct"]], 0.05),
+        ("rest point, 5 % resistors", row("rest point, 5 %")[:2], [sim["bias_counts_low_5pct"], sim["bias_counts_high_5pct"]], 0.05),
+        ("60 V slap: pin range (minimum, above VCC)", row("60 V slap")[:2], [low, over], 0.0005),
+        ("clamp margin", row("clamp margin")[:1], [margin], 0.0005),
+        ("clamp diode current", row("clamp diode current")[:1], [current], 0.05),
+        ("onset delay at 20 mV", row("1 V slap (0.7 ms rise): onset delay")[:2], [min(delays), max(delays)], 0.006),
+        ("high-pass corners", row("high-pass corner")[:3], [sim[f"ac_{c}_corner_hz"] for c in ("30n", "20n", "10n")], 0.05),
+        ("10 nF pin capacitor what-if", row("what-if, not fitted: 10 nF")[-1:], [sim["whatif_pincap10n_delay_touch_us"]], 0.5),
+        ("unused input", row("unused input")[:2], [abs(sim["sh_unused_1f_error_counts"]), abs(sim["sh_unused_100n_error_counts"])], 0.5),
+    ]
+    for name, quoted, simulated, tol in checks:
+        assert len(quoted) == len(simulated) and all(abs(q - s) <= tol for q, s in zip(quoted, simulated)), (
+            f"docs/wiring.md quotes {name} as {quoted}, the simulation gives {[round(s, 4) for s in simulated]}")
