@@ -18,6 +18,8 @@ FIRMWARE = Path(__file__).resolve().parents[1]
 SCENARIOS = FIRMWARE / "sim" / "scenarios"
 F_CPU = 16_000_000
 CYCLES_PER_US = 16
+#: The ATmega328P's last RAM address: the stack starts here and grows down.
+RAMEND = 0x8FF
 #: What the tests need, and the Debian package that provides it.
 TOOLS = {
     "avr-gcc": "gcc-avr",
@@ -55,12 +57,17 @@ class Build:
     size_report: str
 
 
-def build(out_dir: Path) -> Build:
-    """Build the firmware image and the harness into ``out_dir`` (one `make` each)."""
+def build(out_dir: Path, source: Path | None = None) -> Build:
+    """Build the firmware image and the harness into ``out_dir`` (one `make` each).
+
+    ``source``: another firmware directory to build the image from (an older
+    version exported by :func:`firmware_at`, with its own Makefile); the
+    harness is always this tree's (its options and report are the newest).
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
     harness = out_dir / "harness"
     fw = subprocess.run(
-        ["make", "-C", str(FIRMWARE), f"BUILD={out_dir}", "all"],
+        ["make", "-C", str(source or FIRMWARE), f"BUILD={out_dir.resolve()}", "all"],
         capture_output=True, text=True, check=True,
     )
     subprocess.run(
@@ -68,6 +75,23 @@ def build(out_dir: Path) -> Build:
         capture_output=True, text=True, check=True,
     )
     return Build(out_dir / "padbox.elf", out_dir / "padbox.hex", harness, fw.stdout)
+
+
+def firmware_at(commit: str, dest: Path) -> Path:
+    """Export the firmware/ directory as of git ``commit`` into ``dest``; the exported firmware directory."""
+    dest.mkdir(parents=True, exist_ok=True)
+    repo = FIRMWARE.parent
+    archive = subprocess.run(["git", "-C", str(repo), "archive", commit, "firmware"],
+                             capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    return dest / "firmware"
+
+
+def avr_size(elf: Path) -> dict[str, int]:
+    """Flash (text + data) and static RAM (data + bss) of an image, from avr-size."""
+    out = subprocess.run(["avr-size", str(elf)], capture_output=True, text=True, check=True).stdout
+    text, data, bss = (int(x) for x in out.splitlines()[1].split()[:3])
+    return {"flash": text + data, "ram": data + bss, "text": text, "data": data, "bss": bss}
 
 
 def bss_end(elf: Path) -> int:
@@ -108,7 +132,7 @@ class Event:
 
     pad: int  # 1-based
     t_us: int
-    expect: str  # slap | touch | none
+    expect: str  # slap | touch | press | none
     peak_mv: float = 0.0
     rise_us: float = 700.0
     ring: float = 0.5
@@ -117,6 +141,7 @@ class Event:
     button: bool = False
     spike: bool = False
     hold_us: int = 0
+    pol: float = 1.0  # -1: a disc wired the other way round
 
     def mv(self, t_us: float) -> float:
         """The noiseless voltage of this contact at t_us (as scenario.c)."""
@@ -129,11 +154,12 @@ class Event:
             return 0.0
         width = 2.0 * self.rise_us
         if tt < width:
-            return self.peak_mv * math.sin(math.pi * tt / width)
+            return self.pol * self.peak_mv * math.sin(math.pi * tt / width)
         u = tt - width
         if u > 10.0 * self.tau_us:
             return 0.0
-        return self.peak_mv * self.ring * math.sin(2.0 * math.pi * self.hz * u / 1e6) * math.exp(-u / self.tau_us)
+        # The plate swings back: the ringing starts the other way (as scenario.c).
+        return -self.pol * self.peak_mv * self.ring * math.sin(2.0 * math.pi * self.hz * u / 1e6) * math.exp(-u / self.tau_us)
 
 
 @dataclass
@@ -145,6 +171,12 @@ class Scenario:
     hum_mv: float = 0.0
     hum_hz: float = 50.0
     button_mode: bool = False
+    seed: int = 1
+    noise_mv: float = 0.0
+    drift_mv: float = 0.0
+    drift_period_us: float = 2e6
+    frontend: str = "biased"
+    bias_mv: float = 2500.0
     events: list[Event] = field(default_factory=list)
     sends: list[tuple[int, str]] = field(default_factory=list)
 
@@ -164,10 +196,24 @@ class Scenario:
                 scn.hum_hz = float(rest[1]) if len(rest) > 1 else 50.0
             elif word == "mode":
                 scn.button_mode = rest[0] == "button"
+            elif word == "seed":
+                scn.seed = int(rest[0])
+            elif word == "noise_mv":
+                scn.noise_mv = float(rest[0])
+            elif word == "drift_mv":
+                scn.drift_mv = float(rest[0])
+                scn.drift_period_us = float(rest[1]) if len(rest) > 1 else 2e6
+            elif word == "frontend":
+                scn.frontend = rest[0]
+            elif word == "bias_mv":
+                scn.bias_mv = float(rest[0])
             elif word == "hit":
                 ev = Event(int(rest[0]), int(rest[1]), rest[3], peak_mv=float(rest[2]))
                 for opt in rest[4:]:
                     key, value = opt.split("=")
+                    if key == "pol":
+                        ev.pol = -1.0 if float(value) < 0 else 1.0
+                        continue
                     setattr(ev, {"rise": "rise_us", "ring": "ring", "hz": "hz", "tau": "tau_us"}[key], float(value))
                 scn.events.append(ev)
             elif word == "spike":
@@ -185,13 +231,13 @@ class Scenario:
         return self.hum_mv * math.sin(2.0 * math.pi * self.hum_hz * t_us / 1e6 + (pad - 1) * 0.7)
 
     def truth_onset(self, ev: Event, thr_counts: int) -> float:
-        """When the event's own waveform plus hum first reaches the threshold."""
+        """When the event's own waveform plus hum first reaches the threshold (either way, as scenario.c)."""
         if ev.button:
             return float(ev.t_us)
         thr_mv = thr_counts * 5000.0 / 1023.0
         t = float(ev.t_us)
         while t < ev.t_us + 20_000:
-            if ev.mv(t) + self.hum(ev.pad, t) >= thr_mv:
+            if abs(ev.mv(t) + self.hum(ev.pad, t)) >= thr_mv:
                 return t
             t += 1.0
         return -1.0
@@ -223,14 +269,21 @@ class Run:
         return self.report["scan_cycles_p99"] / CYCLES_PER_US
 
 
-def run(b: Build, scenario: Path, tmp: Path, eeprom: Path | None = None) -> Run:
-    """Run one scenario through the real firmware image in simavr."""
+def run(b: Build, scenario: Path, tmp: Path, eeprom: Path | None = None, frontend: str | None = None,
+        timeout: float = 120) -> Run:
+    """Run one scenario through the real firmware image in simavr.
+
+    ``frontend`` (biased or halfwave) overrides the scenario's input circuit:
+    halfwave runs a firmware made for the old wiring on the same waveforms.
+    """
     out = tmp / (scenario.stem + ".uart")
     report = tmp / (scenario.stem + ".report")
     cmd = [str(b.harness), "--out", str(out), "--report", str(report)]
     if eeprom is not None:
         cmd += ["--eeprom", str(eeprom)]
-    proc = subprocess.run(cmd + [str(b.elf), str(scenario)], capture_output=True, text=True, timeout=120)
+    if frontend is not None:
+        cmd += ["--frontend", frontend]
+    proc = subprocess.run(cmd + [str(b.elf), str(scenario)], capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         raise RuntimeError(f"harness failed ({proc.returncode}): {proc.stderr}")
     values: dict[str, int] = {}
