@@ -41,7 +41,7 @@ def test_detection_core_passes_every_waveform_scenario(host_results: str) -> Non
 
 def _counts(host_results: str, scenario: str) -> tuple[int, int, int]:
     """(hits, dropped as crosstalk, dropped as glitches) of a scenario's first run."""
-    line = next(l for l in host_results.splitlines() if f"{scenario}.scn " in l)
+    line = next(l for l in host_results.splitlines() if l.startswith(f"sim/scenarios/{scenario}.scn "))
     words = line.replace(",", "").split()
     return int(words[-9]), int(words[-7]), int(words[-3])
 

@@ -1,22 +1,18 @@
 /*
  * detect.c - piezo slap detection; see detect.h for the algorithm.
  *
- * Written for an 8-bit AVR at 16 MHz: the per-sample path (detect_sample)
- * must fit in the ~13 us one ADC conversion takes, so its common cases are
- * 16-bit compares and one 32-bit time compare per sample (detect.h inline,
- * detect_sample_fast); everything rare is out of line. No division: the
- * onset interpolation (once per contact, when its scan ends) is a short
- * long division by hand.
+ * Written for an 8-bit AVR at 16 MHz: the per-sample path must fit in the
+ * ~13 us one ADC conversion takes, so a quiet pad's sample is a few 16-bit
+ * operations; everything done once per contact (starting it, back-dating
+ * its onset, deciding it) is out of line. No library division: the onset
+ * back-dating is a short long division by hand.
  */
 #include "detect.h"
 
 #include <string.h>
-
-/* The envelope decays in four steps per half-life, each multiplying by
- * 27/32 (0.84375^4 = 0.507, near enough one half) with shifts only. */
-#define DECAY_STEPS_PER_HALFLIFE 4u
-/* An extrapolated onset reaches back at most this many sample periods. */
-#define MAX_BACK_SAMPLES 4u
+#ifdef DETECT_DEBUG
+#include <stdio.h>
+#endif
 
 /* Rare steps are kept out of the per-sample path (no inlining, even with
  * LTO): inlined, they crowd the registers and slow every common sample. */
@@ -25,10 +21,17 @@
 #else
 #define COLD
 #endif
-/* detect_sample_fast stays a function of its own for the same reason: with
- * no calls inside it needs no saved registers, where inlined into the
- * firmware's scan loop the compiler spills and recomputes its values. */
+/* detect_sample_fast stays a function of its own: with no calls inside it
+ * needs no saved registers, where inlined into the firmware's scan loop the
+ * compiler spills and recomputes its values. */
 #define OWN_FRAME COLD
+
+/* The noise floor comes down one count per this many quiet samples (~2 ms):
+ * it follows hum up at once and lets it go slowly. */
+#define NF_DOWN_SAMPLES 16u
+/* Decide this long after the onset plus the longest scan, so that a
+ * neighbour whose onset was back-dated a few samples has finished too. */
+#define DECIDE_MARGIN_US 1000u
 
 static int32_t since(uint32_t t, uint32_t ref) { return (int32_t)(t - ref); }
 
@@ -46,8 +49,18 @@ uint16_t detect_start_threshold(const detect_pad_config_t *cfg) {
     return cfg->touch;
 }
 
+/* Contacts are forgotten; the rest points and noise floors stay learnt. */
 void detect_reset_state(detect_t *d) {
-    memset(d->st, 0, sizeof d->st);
+    for (uint8_t i = 0; i < DETECT_MAX_PADS; i++) {
+        detect_pad_state_t *s = &d->st[i];
+        uint16_t base = s->base, thr_now = s->thr_now;
+        uint8_t nf = s->nf, have = s->have_prev;
+        memset(s, 0, sizeof *s);
+        s->base = base;
+        s->nf = nf;
+        s->thr_now = thr_now;
+        s->have_prev = have;
+    }
 }
 
 void detect_init(detect_t *d, uint8_t npads) {
@@ -57,16 +70,20 @@ void detect_init(detect_t *d, uint8_t npads) {
     for (uint8_t i = 0; i < DETECT_MAX_PADS; i++) detect_default_config(&d->pad[i]);
     d->dropped_xtalk = 0;
     d->dropped_glitch = 0;
+    memset(d->st, 0, sizeof d->st);
     detect_settings_changed(d);
-    detect_reset_state(d);
 }
 
-/* When a contact whose scan is over can be decided: every contact with an
- * onset inside this pad's window has finished its scan by onset + window +
- * the longest scan. Worked out once, when the scan ends (not at every poll). */
-static uint32_t decide_time(const detect_t *d, uint8_t pad) {
-    const detect_pad_config_t *cfg = &d->pad[pad];
-    return d->st[pad].onset_us + (cfg->xtalk ? cfg->xwin_us : 0) + d->max_scan_us;
+/* The threshold a contact must clear at rest: the pad's own, or 1.5 x its
+ * noise floor (hum) plus a little, whichever is higher. */
+static inline uint16_t rest_threshold(const detect_t *d, const detect_pad_state_t *s, uint8_t pad) {
+    uint16_t floor = (uint16_t)(s->nf + (s->nf >> 1) + 4u);
+    uint16_t thr = d->thr[pad];
+    return floor > thr ? floor : thr;
+}
+
+static uint32_t decide_time(const detect_t *d, const detect_pad_state_t *s) {
+    return s->onset_us + DETECT_XT_TOL_US + d->max_scan_us + DECIDE_MARGIN_US;
 }
 
 void detect_settings_changed(detect_t *d) {
@@ -79,292 +96,325 @@ void detect_settings_changed(detect_t *d) {
      * scanned scans for the new scan time. */
     for (uint8_t i = 0; i < d->npads; i++) {
         detect_pad_state_t *s = &d->st[i];
-        if (s->state == DETECT_PENDING) s->decide_us = decide_time(d, i);
-        if (s->state == DETECT_SCAN) s->scan_end_us = s->onset_us + d->pad[i].scan_us;
+        s->thr_now = rest_threshold(d, s, i);
+        if (s->state == DETECT_PENDING) s->decide_us = decide_time(d, s);
+        if (s->state == DETECT_SCAN) s->scan_end_us = s->orise.t0 + d->pad[i].scan_us;
     }
 }
 
-/* Remember where the signal crossed the threshold: between the previous
- * sample and this one, or (when the previous sample was already above it,
- * a contact on a ringing pad) back along the rising edge, at most max_back
- * sample periods. */
-static void crossing_at(detect_crossing_t *c, const detect_pad_state_t *s, uint16_t value,
-                        uint32_t t_us, uint16_t thr, uint8_t max_back) {
-    c->t_us = t_us;
-    c->max_back = max_back;
-    c->over = (uint16_t)(value - thr);
-    c->span = 0;
-    c->dt_us = 0;
-    if (s->have_prev && s->prev_value < value) {
-        uint32_t dt = t_us - s->prev_us;
-        if (dt > 0 && dt <= 0xFFFFu) {
-            c->dt_us = (uint16_t)dt;
-            c->span = (uint16_t)(value - s->prev_value);
+uint16_t detect_level(const detect_t *d, uint8_t pad, uint16_t raw) {
+    if (pad >= d->npads) return 0;
+    int16_t dv = (int16_t)raw - (int16_t)d->st[pad].base;
+    return (uint16_t)(dv < 0 ? -dv : dv);
+}
+
+uint16_t detect_trigger_level(const detect_t *d, uint8_t pad) {
+    const detect_pad_state_t *s = &d->st[pad];
+    if (s->state == DETECT_SCAN || s->state == DETECT_PENDING) return 0xFFFFu;
+    if (s->state == DETECT_MASK || s->state == DETECT_RING) return s->level;
+    return s->thr_now;
+}
+
+static inline uint8_t at_rail(uint16_t raw) { return raw <= DETECT_CLIP_LO || raw >= DETECT_CLIP_HI; }
+
+/* The start of the rise that brought pad s to this sample (the newest in
+ * its history), going pol's way (detect.h, RISE). */
+static void find_rise(detect_pad_state_t *s, int8_t pol, int16_t step, uint32_t t_us, uint32_t not_before) {
+    uint8_t newest = (uint8_t)(s->hist_at ? s->hist_at - 1u : DETECT_HIST - 1u);
+    uint8_t k = newest, back = 0;
+#define PREV(i) ((uint8_t)((i) ? (i) - 1u : DETECT_HIST - 1u))
+#define STEP(i) ((int16_t)(pol > 0 ? s->hist_d[i] - s->hist_d[PREV(i)] : s->hist_d[PREV(i)] - s->hist_d[i]))
+    while (back + 1u < DETECT_HIST) {
+        int16_t inc = STEP(k);
+        uint8_t j = PREV(k);
+        if (inc < step) {
+            /* No rise into k: the rise starts at k, unless this was one
+             * step lost in noise with a clear step before it. */
+            if (inc <= -(step >> 1) || back + 2u >= DETECT_HIST || STEP(j) < step) break;
         }
+        if ((int16_t)(s->hist_t[j] - (uint16_t)not_before) < 0) break; /* not before what came first */
+        back++;
+        if (back + 1u < DETECT_HIST && 2 * STEP(j) + step <= inc) {
+            k = j; /* the first steep step: the contact landed after j */
+            break;
+        }
+        k = j;
     }
+    if (k == newest) k = PREV(newest); /* a rise of one small step: from the sample before */
+    detect_rise_t *o = &s->orise;
+    uint16_t t_low = (uint16_t)t_us;
+    uint8_t k1 = (uint8_t)(k + 1u < DETECT_HIST ? k + 1u : 0u);
+    o->t0 = t_us - (uint16_t)(t_low - s->hist_t[k]);
+    o->y0 = s->hist_d[k];
+    o->y1 = s->hist_d[k1];
+    o->dt1 = (uint16_t)(s->hist_t[k1] - s->hist_t[k]);
+    o->n = 1;
+    if (k1 != newest) {
+        uint8_t k2 = (uint8_t)(k1 + 1u < DETECT_HIST ? k1 + 1u : 0u);
+        o->y2 = s->hist_d[k2];
+        o->dt2 = (uint16_t)(s->hist_t[k2] - s->hist_t[k1]);
+        o->n = 2;
+    }
+    o->dir = pol;
+#undef STEP
+#undef PREV
 }
 
-/* The crossing time, on the straight line through the two samples. */
-static uint32_t crossing_time(const detect_crossing_t *c) {
-    if (c->dt_us == 0 || c->span == 0) return c->t_us;
-    uint32_t limit = (uint32_t)c->dt_us * c->max_back;
-    if ((uint32_t)c->over >= (uint32_t)c->span * c->max_back) return c->t_us - limit;
-    /* over/span in 1/64ths (the rounding is below dt/64, a couple of
-     * microseconds), by long division: the whole part is below max_back,
-     * then six bits of fraction, 16-bit shifts and subtractions only (the
-     * library's 16-bit division takes twice as long, a 32-bit one ~40 us).
-     * Exactly floor(over * 64 / span). */
-    uint16_t rem = c->over;
-    uint16_t ratio = 0;
-    while (rem >= c->span) { /* at most max_back - 1 times: over < span * max_back */
-        rem -= c->span;
-        ratio++;
+/* A contact starts at this sample (|dv| reached what the state asks); its
+ * onset is the start of the rise that brought it here. */
+static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, int16_t dv,
+                               uint16_t a, uint32_t t_us, uint32_t not_before) {
+    int8_t pol = dv < 0 ? -1 : 1;
+    find_rise(s, pol, (int16_t)(DETECT_RISE_STEP + (s->nf >> 3)), t_us, not_before);
+#ifdef DETECT_DEBUG
+    fprintf(stderr, "pad %u start at %u a=%u onset-t0 %u n=%u y %d %d %d\n", pad + 1, t_us, a, s->orise.t0, s->orise.n, s->orise.y0, s->orise.y1, s->orise.y2);
+#endif
+    s->pol = pol;
+    s->onset_us = s->orise.t0; /* until the scan ends and back-dates it */
+    s->peak = a;
+    s->lobe = a;
+    s->lobe_t = (uint16_t)t_us;
+    s->lobe_done = 0;
+    s->above = 1;
+    s->clipped = at_rail(raw);
+    s->scan_end_us = t_us + d->pad[pad].scan_us;
+    s->state = DETECT_SCAN;
+}
+
+/* floor(num * 64 / den) for 0 <= num < den * 4, den > 0, by long division
+ * (16-bit shifts and subtractions: the library's 32-bit division takes ~40 us). */
+static uint16_t ratio64(uint16_t num, uint16_t den) {
+    uint16_t rem = num, q = 0;
+    while (rem >= den) {
+        rem -= den;
+        q++;
     }
     for (uint8_t b = 0; b < 6; b++) {
-        rem <<= 1; /* rem < span <= 1023: no overflow */
-        ratio <<= 1;
-        if (rem >= c->span) {
-            rem -= c->span;
-            ratio |= 1u;
+        rem <<= 1; /* rem < den <= 2047: no overflow */
+        q <<= 1;
+        if (rem >= den) {
+            rem -= den;
+            q |= 1u;
         }
     }
-    uint32_t back = ((uint32_t)c->dt_us * ratio) >> 6;
-    if (back > limit) back = limit;
-    return c->t_us - back;
+    return q;
 }
 
-static void decay_env(detect_pad_state_t *s, uint32_t t_us) {
-    const uint16_t step = DETECT_DECAY_HALFLIFE_US / DECAY_STEPS_PER_HALFLIFE;
-    /* Normally at most one step per sample; bounded so a long gap cannot spin. */
-    for (uint8_t n = 0; n < 64 && since(t_us, s->step_at_us) >= 0; n++) {
-        s->env = s->env - (s->env >> 3) - (s->env >> 5);
-        s->step_at_us += step;
+/* The moment of contact from the contact's rise: back along the line through
+ * its first two samples to the level before it, no earlier than the sample
+ * before it. With one sample of the rise only (or a flat second step, as
+ * when it clips), halfway between the sample before and the first of it. */
+static uint32_t back_date(const detect_rise_t *o) {
+    uint32_t t1 = o->t0 + o->dt1;
+    if (o->n < 2) return o->t0 + (o->dt1 >> 1);
+    int16_t num = (int16_t)((o->y1 - o->y0) * o->dir);
+    int16_t den = (int16_t)((o->y2 - o->y1) * o->dir);
+    if (den <= 0 || num <= 0) return o->t0 + (o->dt1 >> 1);
+    /* back = num / den * dt2, at most dt1 (the sample before the rise) */
+    if ((uint32_t)num * o->dt2 >= (uint32_t)den * o->dt1) return o->t0;
+    uint16_t q; /* num/den in 1/64ths; num/den < dt1/dt2 < 4 for any sane scan */
+    if ((uint16_t)num >= (uint16_t)den * 4u) return o->t0;
+    q = ratio64((uint16_t)num, (uint16_t)den);
+    uint32_t back = ((uint32_t)o->dt2 * q) >> 6;
+    if (back > o->dt1) back = o->dt1;
+    return t1 - back;
+}
+
+/* The peak with clipping undone (Edrumulus' overload correction, simplified):
+ * each sample at the rails adds half the clip level. */
+static uint16_t estimated_peak(const detect_pad_state_t *s) {
+    if (!s->clipped) return s->peak;
+    uint32_t est = (uint32_t)s->peak + (uint32_t)(s->peak >> 1) * s->clipped;
+    return est > 0xFFFEu ? 0xFFFEu : (uint16_t)est;
+}
+
+static COLD void end_scan(detect_t *d, detect_pad_state_t *s) {
+    s->onset_us = back_date(&s->orise);
+    s->peak = estimated_peak(s);
+    s->decide_us = decide_time(d, s);
+    s->state = DETECT_PENDING;
+}
+
+/* A SCAN sample: the peak, the first half-wave, a rise that dwarfs the first
+ * half-wave (the player's own slap on a pad a neighbour had shaken: the onset
+ * moves to it), the scan's end. */
+static COLD void scan_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, int16_t dv,
+                             uint16_t a, uint32_t t_us) {
+    detect_rise_t *o = &s->orise;
+    if (o->n == 1) { /* the rise's second sample is this one */
+        uint8_t at = s->hist_at, prev = (uint8_t)(at >= 2u ? at - 2u : at + DETECT_HIST - 2u);
+        o->y2 = dv;
+        o->dt2 = (uint16_t)((uint16_t)t_us - s->hist_t[prev]);
+        o->n = 2;
     }
+    if (a > s->peak) s->peak = a;
+    if (a >= d->thr[pad] && s->above < 255) s->above++;
+    if (at_rail(raw) && s->clipped < 255) s->clipped++;
+    int16_t pd = (int16_t)(s->pol > 0 ? dv : -dv);
+    if (!s->lobe_done) {
+        if (pd > (int16_t)s->lobe) {
+            s->lobe = (uint16_t)pd;
+            s->lobe_t = (uint16_t)t_us;
+        } else if (pd < (int16_t)(s->lobe - (s->lobe >> 2) - 4u)) {
+            s->lobe_done = 1;
+        }
+    } else if (a > s->lobe + (s->lobe >> 1) &&
+               (int16_t)(s->lobe_t - (uint16_t)s->orise.t0) <= (int16_t)(DETECT_XT_RISE_US + 2u * s->orise.dt1)) {
+        /* Half as big again as a sharp first half-wave: that was a
+         * neighbour's shake, this is the player's own slap. (A hand's first
+         * half-wave stays: a neighbour's shake on top of it changes nothing.) */
+        start_contact(d, s, pad, raw, dv, a, t_us, t_us - (uint16_t)((uint16_t)t_us - s->lobe_t)); /* not before the shake's peak */
+        return;
+    }
+    if (since(t_us, s->scan_end_us) >= 0) end_scan(d, s);
 }
 
-uint16_t detect_trigger_level(const detect_t *d, uint8_t pad, uint32_t t_us) {
-    const detect_pad_state_t *s = &d->st[pad];
-    (void)t_us;
-    if (s->state == DETECT_SCAN || s->state == DETECT_PENDING) return 0xFFFFu;
-    if (s->state == DETECT_REARM) return s->level; /* as of the latest envelope block */
-    return d->thr[pad];
-}
-
-/* Once per envelope block (1 ms) and at the end of the mask, not per sample:
- * fold the block's maximum into the envelope (ringing, which only decays, is
- * followed, while a new rise is judged against what came before it, not
- * against itself), decay it, and work out the level a new contact needs.
- * A pad quiet again goes back to IDLE and its fast path; the contact's
- * onset and peak stay for the neighbours' crosstalk decisions. */
-static void rearm_block(const detect_pad_config_t *cfg, detect_pad_state_t *s, uint32_t t_us, uint16_t thr) {
-    decay_env(s, t_us);
-    if (s->blk_max > s->env) s->env = s->blk_max;
+/* Once per envelope block (2 ms): the envelope follows the ringing down (the
+ * block's largest sample, or the last envelope halved), and the level
+ * a new contact needs is worked out. A pad quiet again goes back to rest. */
+static COLD void ring_block(const detect_t *d, detect_pad_state_t *s, uint8_t pad, uint32_t t_us) {
+    uint16_t decayed = (uint16_t)(s->env >> 1); /* the last block's, halved */
+    s->env = s->blk_max > decayed ? s->blk_max : decayed;
     s->blk_max = 0;
-    uint32_t next = t_us + DETECT_ENV_BLOCK_US;
-    uint8_t masked = 0;
-    if (s->masked) {
-        uint32_t mask_end = s->onset_us + cfg->mask_us;
-        if (since(t_us, mask_end) < 0) {
-            masked = 1;
-            if (since(next, mask_end) > 0) next = mask_end; /* exactly at the mask's end */
-        } else {
-            s->masked = 0;
+    s->blk_end_us = t_us + DETECT_ENV_BLOCK_US;
+    if (s->state == DETECT_MASK) {
+        if (since(t_us, s->scan_end_us) < 0) { /* scan_end_us: the mask's end */
+            uint32_t escape = (uint32_t)s->peak * 2u;
+            s->level = escape > 0xFFFFu ? 0xFFFFu : (uint16_t)escape;
+            if (since(s->blk_end_us, s->scan_end_us) > 0) s->blk_end_us = s->scan_end_us;
+            return;
         }
+        s->state = DETECT_RING;
     }
-    s->blk_end_us = next;
-    uint16_t level = s->env + (s->env >> 1);
-    if (masked) {
-        s->level = 0xFFFFu;
-    } else if (level < thr) {
-        s->level = thr;
+    uint16_t level = (uint16_t)(s->env + (s->env >> 1));
+    uint16_t rest = s->thr_now;
+    (void)d;
+    (void)pad;
+    if (level <= rest) {
         s->state = DETECT_IDLE;
+        s->level = rest;
     } else {
         s->level = level;
     }
 }
 
-static COLD void start_contact(detect_pad_state_t *s, uint16_t value, uint32_t t_us, uint16_t thr,
-                               uint16_t scan_us) {
-    crossing_at(&s->onset, s, value, t_us, thr, MAX_BACK_SAMPLES);
-    s->onset_us = t_us;
-    s->scan_end_us = t_us + scan_us;
-    s->peak = value;
-    s->above = 1;
-    s->seg_before = 0;
-    s->seg_peak = 0;
-    s->falling = 0;
-    s->seg_armed = 0;
-    s->state = DETECT_SCAN;
+/* The noise floor: up a quarter of the way to a louder quiet sample at once,
+ * down a count per 16 quiet samples (~2 ms); and the threshold it sets. */
+void detect_floor_step(detect_pad_state_t *s, uint16_t raw, uint16_t thr) {
+    int16_t dv = (int16_t)((int16_t)raw - (int16_t)s->base);
+    uint16_t a = (uint16_t)(dv < 0 ? -dv : dv);
+    if (a > s->nf) {
+        uint16_t nf = (uint16_t)(s->nf + ((a - s->nf + 3u) >> 2));
+        s->nf = nf > 255u ? 255u : (uint8_t)nf;
+    } else if (s->nf) {
+        s->nf--;
+    }
+    s->nf_count = 0;
+    uint16_t floor = (uint16_t)(s->nf + (s->nf >> 1) + 4u);
+    s->thr_now = floor > thr ? floor : thr;
 }
 
-/* The scan is over: interpolate the onset and work out when it can be decided. */
-static void end_scan(detect_t *d, detect_pad_state_t *s, uint8_t pad) {
-    s->onset_us = crossing_time(&s->onset);
-    s->decide_us = decide_time(d, pad);
-    s->state = DETECT_PENDING;
-}
-
-/* A rise after a fall reached the threshold: it may be the pad's own
- * contact starting after a neighbour's crosstalk (judged by rerise_check). */
-static COLD void rerise_start(detect_pad_state_t *s, uint16_t value, uint32_t t_us, uint16_t thr) {
-    crossing_at(&s->seg, s, value, t_us, thr, 1);
-    s->seg_before = s->peak;
-    s->seg_peak = value;
-    s->seg_armed = 0;
-}
-
-/* The re-rise grew: once everything before it is crosstalk-sized next to
- * it, the onset moves to the re-rise. */
-static COLD void rerise_check(detect_pad_state_t *s, const detect_pad_config_t *cfg) {
-    if ((uint32_t)s->seg_before * 100u < (uint32_t)s->seg_peak * cfg->xtalk) {
-        s->onset = s->seg;
-        s->onset_us = s->seg.t_us;
-        s->scan_end_us = s->onset_us + cfg->scan_us;
-        s->seg_before = 0;
+COLD void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, uint32_t t_us) {
+    int16_t dv = (int16_t)((int16_t)raw - (int16_t)s->base);
+    if (!s->have_prev) { /* the first sample ever: the rest point starts here */
+        s->base = raw;
+        s->base_frac = 0;
+        s->have_prev = 1;
+        s->thr_now = rest_threshold(d, s, pad);
+        for (uint8_t i = 0; i < DETECT_HIST; i++) s->hist_d[i] = 0;
+        return;
+    }
+    uint16_t a = (uint16_t)(dv < 0 ? -dv : dv);
+    switch (s->state) {
+    case DETECT_IDLE:
+        start_contact(d, s, pad, raw, dv, a, t_us, t_us - 0x8000u); /* the fast path handles the rest */
+        break;
+    case DETECT_SCAN:
+        scan_sample(d, s, pad, raw, dv, a, t_us);
+        break;
+    case DETECT_PENDING:
+        break;
+    default: /* MASK, RING: a new block, or a new contact */
+        if (since(t_us, s->blk_end_us) >= 0) ring_block(d, s, pad, t_us);
+        if (a >= s->level) start_contact(d, s, pad, raw, dv, a, t_us, t_us - 0x8000u);
+        else if (s->state != DETECT_IDLE && a > s->blk_max) s->blk_max = a;
+        break;
     }
 }
 
-static void set_prev(detect_pad_state_t *s, uint16_t value, uint32_t t_us) {
-    s->prev_value = value;
-    s->prev_us = t_us;
-    s->have_prev = 1;
-}
-
-/* A SCAN sample after its falling/re-rise bookkeeping (seg_grew: a re-rise
- * started at this sample): the peak, a grown re-rise judged, the scan's end. */
-static void scan_rest(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t value, uint32_t t_us,
-                      uint8_t seg_grew) {
-    const detect_pad_config_t *cfg = &d->pad[pad];
-    if (value > s->peak) s->peak = value;
-    if (value >= d->thr[pad] && s->above < 255) s->above++;
-    if (value > s->seg_peak) {
-        s->seg_peak = value;
-        seg_grew = 1;
-    }
-    if (seg_grew && s->seg_before != 0) rerise_check(s, cfg);
-    /* scan_end_us == onset_us + scan_us: the quick test first; the exact one
-     * decides (they differ only for a pad left unsampled for half the
-     * clock's range). */
-    if (since(t_us, s->scan_end_us) >= 0 && since(t_us, s->onset_us) >= (int32_t)cfg->scan_us) end_scan(d, s, pad);
-    set_prev(s, value, t_us);
-}
-
-COLD void detect_scan_rest(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t value, uint32_t t_us) {
-    scan_rest(d, s, pad, value, t_us, 0);
-}
-
-OWN_FRAME uint8_t detect_sample_fast(detect_pad_state_t *s, uint16_t thr, uint16_t value, uint32_t t_us) {
+/* The fast path (detect.h): every sample of every pad comes here first. */
+OWN_FRAME uint8_t detect_sample_fast(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
+    int16_t dv = (int16_t)((int16_t)raw - (int16_t)s->base);
+    uint8_t at = s->hist_at;
+    s->hist_d[at] = dv;
+    s->hist_t[at] = t_lo;
+    if (++at >= DETECT_HIST) at = 0;
+    s->hist_at = at;
+    uint16_t a = (uint16_t)(dv < 0 ? -dv : dv);
     uint8_t state = s->state;
-    if (state == DETECT_REARM) {
-        /* A new envelope block, or a new contact: detect_rearm_step. */
-        if (since(t_us, s->blk_end_us) >= 0 || value >= s->level) return DETECT_NEEDS_REARM;
-        if (value > s->blk_max) s->blk_max = value;
-    } else if (state == DETECT_SCAN) {
-        /* A re-rise reaching the threshold: detect_step; a re-rise growing
-         * or the scan's end: detect_scan_rest, after the changes made here,
-         * which are the ones detect_step makes first. */
-        if (value > s->prev_value) {
-            if (value >= thr && (s->falling || s->seg_armed)) return DETECT_NEEDS_STEP;
-            if (s->falling) s->seg_armed = 1;
-            s->falling = 0;
-        } else {
-            s->falling = 1;
+    if (state == DETECT_IDLE) {
+        if (a >= s->thr_now) return DETECT_NEEDS_STEP; /* a contact (or the very first sample: thr_now 0) */
+        /* The rest point follows the quiet signal: dv summed, a count per
+         * 256 (a ~256-sample average without a multiply). */
+        int16_t f = (int16_t)(s->base_frac + dv);
+        if (f >= 256) {
+            f = (int16_t)(f - 256);
+            s->base++;
+        } else if (f <= -256) {
+            f = (int16_t)(f + 256);
+            s->base--;
         }
-        if (value > s->seg_peak) {
-            if (s->seg_before != 0) return DETECT_NEEDS_SCAN_REST;
-            s->seg_peak = value;
-        }
-        /* scan_end_us == onset_us + scan_us: before it, the scan is not over. */
-        if (since(t_us, s->scan_end_us) >= 0) return DETECT_NEEDS_SCAN_REST;
-        if (value > s->peak) s->peak = value;
-        if (value >= thr && s->above < 255) s->above++;
-    } else if (state != DETECT_PENDING) {
-        if (value >= thr) return DETECT_NEEDS_STEP; /* IDLE: a contact starts */
+        s->base_frac = f;
+        if (a > s->nf || ++s->nf_count >= NF_DOWN_SAMPLES) return DETECT_NEEDS_FLOOR;
+        return DETECT_DONE;
     }
-    set_prev(s, value, t_us);
+    if (state == DETECT_SCAN) {
+        if (s->orise.n == 1) return DETECT_NEEDS_STEP; /* the rise's second sample */
+        if (a > s->peak) s->peak = a;
+        if (a >= s->thr_now && s->above < 255) s->above++;
+        if ((raw <= DETECT_CLIP_LO || raw >= DETECT_CLIP_HI) && s->clipped < 255) s->clipped++;
+        int16_t pd = s->pol > 0 ? dv : (int16_t)-dv;
+        if (!s->lobe_done) {
+            if (pd > (int16_t)s->lobe) {
+                s->lobe = (uint16_t)pd;
+                s->lobe_t = t_lo;
+            } else if (pd < (int16_t)(s->lobe - (s->lobe >> 2) - 4u)) {
+                s->lobe_done = 1;
+            }
+        } else if (a > s->lobe + (s->lobe >> 1)) {
+            return DETECT_NEEDS_STEP; /* a rise that dwarfs the first half-wave */
+        }
+        if ((int16_t)(t_lo - (uint16_t)s->scan_end_us) >= 0) return DETECT_NEEDS_STEP; /* the scan's end */
+        return DETECT_DONE;
+    }
+    if (state == DETECT_PENDING) return DETECT_DONE;
+    /* MASK, RING */
+    if (a >= s->level || (int16_t)(t_lo - (uint16_t)s->blk_end_us) >= 0) return DETECT_NEEDS_STEP;
+    if (a > s->blk_max) s->blk_max = a;
     return DETECT_DONE;
 }
 
-/* A REARM sample at a new envelope block or reaching the level (its own
- * function: the common new block needs few registers, so it saves few). */
-COLD void detect_rearm_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t value, uint32_t t_us) {
-    uint16_t thr = d->thr[pad];
-    if (since(t_us, s->blk_end_us) >= 0) {
-        rearm_block(&d->pad[pad], s, t_us, thr);
-        if (s->state == DETECT_IDLE) {
-            if (value >= thr) start_contact(s, value, t_us, thr, d->pad[pad].scan_us);
-            set_prev(s, value, t_us);
-            return;
-        }
-    }
-    if (value >= s->level) { /* level >= thr always */
-        start_contact(s, value, t_us, thr, d->pad[pad].scan_us);
-    } else if (value > s->blk_max) {
-        s->blk_max = value;
-    }
-    set_prev(s, value, t_us);
-}
-
-/* The whole step, for the samples detect_sample_at does not finish itself:
- * a contact starting, a re-rise reaching the threshold, a new envelope block. */
-COLD void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t value, uint32_t t_us) {
-    uint16_t thr = d->thr[pad];
-    const detect_pad_config_t *cfg = &d->pad[pad];
-
-    switch (s->state) {
-    case DETECT_SCAN: {
-        uint8_t seg_grew = 0;
-        if (value <= s->prev_value) {
-            s->falling = 1;
-        } else {
-            /* A rise after a fall: maybe the real contact starting after a
-             * neighbour's crosstalk. It counts once it reaches the threshold,
-             * and only if what follows dwarfs everything before it. */
-            if (s->falling) s->seg_armed = 1;
-            s->falling = 0;
-            if (s->seg_armed && value >= thr) {
-                rerise_start(s, value, t_us, thr);
-                seg_grew = 1;
-            }
-        }
-        scan_rest(d, s, pad, value, t_us, seg_grew);
-        return;
-    }
-    case DETECT_PENDING:
-        break;
-    case DETECT_REARM:
-        detect_rearm_step(d, s, pad, value, t_us);
-        return;
-    default:
-        if (value >= thr) start_contact(s, value, t_us, thr, cfg->scan_us);
-        break;
-    }
-    set_prev(s, value, t_us);
-}
-
-/* Another pad's contact within this pad's window that is loud enough to make
- * this one crosstalk. */
+/* Another pad's contact that explains this one as crosstalk (detect.h, 5):
+ * it began before this one, within the window, and this one is sharp and
+ * below xtalk % of it. */
 static uint8_t is_crosstalk(const detect_t *d, uint8_t pad) {
     const detect_pad_state_t *s = &d->st[pad];
     const detect_pad_config_t *cfg = &d->pad[pad];
     uint8_t xtalk = cfg->xtalk;
     if (xtalk == 0) return 0;
-    uint16_t peak = s->peak;
-    uint32_t peak100 = (uint32_t)peak * 100u;
-    uint32_t onset = s->onset_us;
+    /* A hand's push takes longer to its first peak than table vibration
+     * (give or take the sample it was seen at). */
+    if ((int16_t)(s->lobe_t - (uint16_t)s->onset_us) > (int16_t)(DETECT_XT_RISE_US + s->orise.dt1)) return 0;
+    uint32_t peak100 = (uint32_t)s->peak * 100u;
     int32_t xwin = (int32_t)cfg->xwin_us;
-    /* With xtalk <= 100 % only a louder peak can make this one crosstalk:
-     * a 16-bit compare spares most of the 32-bit work. */
-    uint16_t louder_than = xtalk <= 100u ? peak : 0;
     for (uint8_t j = 0; j < d->npads; j++) {
         if (j == pad) continue;
         const detect_pad_state_t *o = &d->st[j];
-        if (o->peak <= louder_than) continue;
-        if (o->peak == 0 || o->above < DETECT_MIN_SAMPLES) continue; /* no contact, or a glitch */
+        if (o->peak <= s->peak) continue; /* only a louder one (xtalk <= 100 %) */
+        if (o->above < DETECT_MIN_SAMPLES) continue; /* no contact, or a glitch */
         if (peak100 >= (uint32_t)o->peak * xtalk) continue;
-        int32_t gap = since(onset, o->onset_us);
-        if (gap < 0) gap = -gap;
-        if (gap > xwin) continue;
+        int32_t gap = since(s->onset_us, o->onset_us); /* > 0: the other came first */
+        if (gap < -(int32_t)DETECT_XT_TOL_US || gap > xwin) continue;
         return 1;
     }
     return 0;
@@ -373,35 +423,35 @@ static uint8_t is_crosstalk(const detect_t *d, uint8_t pad) {
 COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, detect_hit_t *out) {
     if (pad >= d->npads) return 0;
     detect_pad_state_t *s = &d->st[pad];
-    if (s->state != DETECT_SCAN && s->state != DETECT_PENDING) return 0; /* the common case */
-    const detect_pad_config_t *cfg = &d->pad[pad];
-    if (s->state == DETECT_SCAN && since(now_us, s->onset_us) >= (int32_t)cfg->scan_us) end_scan(d, s, pad);
+    if (s->state == DETECT_SCAN && since(now_us, s->scan_end_us) >= 0) end_scan(d, s); /* a pad no longer sampled */
     if (s->state != DETECT_PENDING) return 0;
     if (since(now_us, s->decide_us) < 0) return 0; /* a neighbour may still be scanning */
 
     if (s->above < DETECT_MIN_SAMPLES) {
-        /* A glitch: no contact, no ringing to wait out. */
+        /* A glitch: no contact, no ringing to wait out; it explains nothing. */
         s->state = DETECT_IDLE;
+        s->peak = 0;
         d->dropped_glitch++;
         return 0;
     }
     /* Deciding one pad leaves the onset and peak every other pad's decision
      * needs in place, so the order pads are decided in never matters. */
     uint8_t drop = is_crosstalk(d, pad);
-    s->state = DETECT_REARM;
-    s->env = s->peak;
+    const detect_pad_config_t *cfg = &d->pad[pad];
+    s->env = s->peak > 1023u ? 1023u : s->peak;
     s->blk_max = 0;
     s->level = 0xFFFFu;
     s->blk_end_us = now_us; /* the next sample works out the level */
-    s->step_at_us = s->onset_us + DETECT_DECAY_HALFLIFE_US / DECAY_STEPS_PER_HALFLIFE;
-    s->masked = !drop;
     if (drop) {
+        s->state = DETECT_RING;
         d->dropped_xtalk++;
         return 0;
     }
+    s->state = DETECT_MASK;
+    s->scan_end_us = s->onset_us + cfg->mask_us; /* the mask's end */
     out->pad = pad;
     out->is_slap = s->peak >= cfg->slap;
-    out->peak = s->peak;
+    out->peak = s->peak > 1023u ? 1023u : s->peak;
     out->onset_us = s->onset_us;
     return 1;
 }
@@ -410,7 +460,6 @@ uint8_t detect_poll(detect_t *d, uint32_t now_us, detect_hit_t *out, uint8_t max
     uint8_t n = 0;
     for (uint8_t i = 0; i < d->npads; i++) {
         detect_hit_t h;
-        /* The slow path: it also ends scans of pads no longer sampled. */
         if (d->st[i].state != DETECT_SCAN && d->st[i].state != DETECT_PENDING) continue;
         if (!detect_poll_pad_slow(d, i, now_us, &h)) continue;
         if (n >= max) continue; /* caller's buffer full: the contact is lost, never garbled */

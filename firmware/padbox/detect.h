@@ -6,37 +6,51 @@
  * scan, stamped with the device time of its sample-and-hold in microseconds,
  * and polls once per scan for finished contacts.
  *
- * Per pad (the Edrumulus recipe, tuned for a table of slapping hands):
- *   1. IDLE: a sample at or above the pad's touch threshold (its slap
- *      threshold when touches are off) starts a contact. The onset is the
- *      threshold crossing, interpolated between the previous sample and
- *      this one, never the peak.
- *   2. SCAN for scan_us after the onset: keep the largest sample (the peak).
- *      If the signal stops rising and then rises again to a peak that
- *      dwarfs everything before it (the earlier part is below
- *      xtalk % of the new part), the earlier part was crosstalk from a
- *      neighbour and the onset moves to the new rise: a player who slaps
- *      0.5 ms after a loud neighbour keeps their own onset.
- *      A contact with fewer than DETECT_MIN_SAMPLES samples at or above the
- *      threshold is an electrical glitch: dropped, and it counts for no
- *      neighbour's crosstalk decision either.
- *   3. The contact then waits until xwin_us (plus the longest scan of any
- *      pad) after its onset, so that every pad whose onset lies within the
- *      crosstalk window has finished its own scan. It is dropped as
- *      crosstalk if another pad's contact with an onset within xwin_us of it
- *      has a peak P and this peak < P * xtalk / 100. Otherwise it is
- *      reported: a slap if its peak reached the slap threshold, else a touch
- *      (a feint).
- *   4. MASK: a reported contact masks its pad for mask_us after the onset.
- *      After that, and right away after a contact dropped as crosstalk, a
- *      new contact needs a sample at least 1.5 times the pad's envelope:
- *      the contact's peak and the maxima of the 1 ms blocks since, halved
- *      every DETECT_DECAY_HALFLIFE_US.
- *      Ringing only ever decays, so it never retriggers however long it
- *      lasts, while a fresh slap on a still-ringing pad rises far above it:
- *      the player on a pad shaken by a loud neighbour is still heard a
- *      moment later. The onset of such a contact is extrapolated back along
- *      its rising edge to the threshold.
+ * The input is biased at mid-supply (docs/wiring.md), so both half-waves of
+ * the piezo reach the ADC. Per pad (after Edrumulus, for a table of hands):
+ *   1. REST: the pad's rest point (the bias, plus drift) is a slow average of
+ *      its quiet samples (Edrumulus' DC offset estimate); everything is
+ *      judged on the deviation d = sample - rest, either sign. A noise floor
+ *      (the level |d| stays under at rest, hum included) follows the quiet
+ *      signal up quickly and down slowly; a contact must clear both the
+ *      pad's threshold and 1.5 x that floor, so mains hum never starts one.
+ *   2. RISE: the last DETECT_HIST samples of each pad are kept. When |d|
+ *      reaches the threshold, the start of its rise is found in them: back
+ *      from that sample while each step goes its way by at least
+ *      DETECT_RISE_STEP counts (plus an eighth of the noise floor; a step of
+ *      the hum is a few counts a sample, a hand's first sample tens), and
+ *      no further than a step more than twice as steep as the one before it
+ *      (plus the minimum): there a hand landed on a pad that was already
+ *      moving that way (ringing, a neighbour's shake).
+ *   3. ONSET: the contact's onset is the start of that rise, back-dated along the line through the rise's first
+ *      two samples to the level before it, never before the last quiet
+ *      sample: the moment of contact, whatever the strength or the polarity
+ *      (the polarity is the sign of the first half-wave).
+ *   4. SCAN for scan_us: keep the peak |d|, the samples at the ADC's rails
+ *      (clipping), and the first half-wave's peak and when it came. If a
+ *      later rise of either sign grows past 1.5 x a sharp first half-wave
+ *      (a hand's own ringing never does), the first part was a neighbour's
+ *      vibration: the onset moves to that rise (the player slapped a pad
+ *      that was already shaking).
+ *   5. DECIDE DETECT_XT_TOL_US + the longest scan after the onset, when every
+ *      pad that could have caused it has its peak. Crosstalk is cancelled
+ *      only forward in time: a contact is dropped if another pad's contact
+ *      began before it (within DETECT_XT_TOL_US of it, at most xwin_us
+ *      earlier), its own rise was sharp (at most DETECT_XT_RISE_US to the
+ *      first peak: table vibration, not a hand) and its peak is below xtalk %
+ *      of the other's. A clipped peak is estimated (Edrumulus' overload
+ *      correction): every sample at the rails adds half the clip level, so
+ *      a hard slap that clips is still the louder. A contact with fewer than
+ *      DETECT_MIN_SAMPLES samples over the threshold is an electrical glitch
+ *      (static, a motor starting; Edrumulus' spike cancellation).
+ *   6. Reported: a slap if the (estimated) peak reaches the slap threshold,
+ *      else a touch. MASK: no new contact for mask_us after the onset unless
+ *      it rises past twice the reported peak (the loud-hit escape). Then, and
+ *      at once after a contact dropped as crosstalk, a new contact must rise
+ *      past 1.5 x the pad's ringing envelope (the largest sample of the last
+ *      2 ms block, or the one before it halved); the envelope
+ *      follows the ringing down, so a pad shaken by a neighbour is not deaf
+ *      for long, and back at rest it is on its fast path again.
  *
  * Times are uint32_t microseconds that wrap (every 71.6 minutes); all
  * comparisons use the signed difference, so the wrap is harmless.
@@ -53,25 +67,30 @@ extern "C" {
 #define DETECT_MAX_PADS 8
 
 /* Defaults (the protocol's suggested values, firmware/PROTOCOL.md), in ADC
- * counts (0..1023, 4.9 mV a count at the 5 V reference) and microseconds.
- * At the firmware's scan period for 8 pads (about 123 us on a quiet table,
- * measured in simavr and reported in HELLO) the times are, in samples of one
- * pad: scan 2000 us = 16, mask 30000 us = 244, crosstalk window 5000 us = 40,
- * envelope half-life 10000 us = 81. */
+ * counts of deviation from the rest point (4.9 mV a count at the 5 V
+ * reference) and microseconds. */
 #define DETECT_DEFAULT_SLAP 200u       /* ~980 mV: a deliberate slap */
-#define DETECT_DEFAULT_TOUCH 60u       /* ~290 mV: well above hum and noise */
-#define DETECT_DEFAULT_SCAN_US 2000u   /* a hand slap peaks 0.5..1.5 ms after contact */
+#define DETECT_DEFAULT_TOUCH 60u       /* ~290 mV: well above noise */
+#define DETECT_DEFAULT_SCAN_US 2000u   /* a hand slap peaks 0.2..1.5 ms after contact */
 #define DETECT_DEFAULT_MASK_US 30000ul /* nobody slaps the same pad twice in 30 ms */
 #define DETECT_DEFAULT_XTALK 50u       /* percent of the loud peak */
-#define DETECT_DEFAULT_XWIN_US 5000ul  /* table vibration arrives well within 1 ms */
-/* Not settable: how fast the retrigger envelope decays after a contact. */
-#define DETECT_DECAY_HALFLIFE_US 10000u
+#define DETECT_DEFAULT_XWIN_US 5000ul  /* table vibration arrives within a few ms */
 /* Not settable: a contact needs this many samples at or above its threshold;
- * fewer is an electrical glitch (static, a motor starting), never a hit.
- * A hand's contact lasts a millisecond or more: 5 samples and up. */
+ * fewer is an electrical glitch (static, a motor starting), never a hit. */
 #define DETECT_MIN_SAMPLES 3u
-/* Not settable: the envelope follows the signal in blocks of this length. */
-#define DETECT_ENV_BLOCK_US 1000u
+/* Not settable: the ringing envelope follows the signal in blocks of this length. */
+#define DETECT_ENV_BLOCK_US 2000u
+/* Not settable: the smallest step between two samples that starts a rise. */
+#define DETECT_RISE_STEP 8u
+/* Not settable: crosstalk is table vibration, whose first half-wave peaks
+ * within this long; a hand's push takes longer. */
+#define DETECT_XT_RISE_US 260u
+/* Not settable: a neighbour's vibration cannot start before the slap that
+ * caused it; onsets are known to about this much. */
+#define DETECT_XT_TOL_US 100u
+/* Samples at or beyond these raw readings are at the rails (clipped). */
+#define DETECT_CLIP_LO 2u
+#define DETECT_CLIP_HI 1021u
 
 /** Settings of one pad: the SET parameters of the wire protocol. */
 typedef struct {
@@ -88,45 +107,55 @@ typedef struct {
 typedef struct {
     uint8_t pad;     /* 0-based here; the wire protocol adds 1 */
     uint8_t is_slap; /* 1 slap, 0 touch */
-    uint16_t peak;   /* ADC counts 0..1023 */
+    uint16_t peak;   /* counts of deviation, 0..1023 (clipped peaks estimated) */
     uint32_t onset_us;
 } detect_hit_t;
 
-enum { DETECT_IDLE = 0, DETECT_SCAN, DETECT_PENDING, DETECT_REARM };
+enum { DETECT_IDLE = 0, DETECT_SCAN, DETECT_PENDING, DETECT_MASK, DETECT_RING };
 
-/** A threshold crossing near two samples, interpolated only when needed
- * (a division is too slow to do on every crossing inside the scan loop). */
+/** The start of a contact's rise: the sample before it (t0, y0) and the
+ * first two samples of it (y1 at t0 + dt1, y2 at t0 + dt1 + dt2). */
 typedef struct {
-    uint32_t t_us;  /* time of the first sample at or above the threshold */
-    uint16_t dt_us; /* time since the sample before it (0: no interpolation) */
-    uint16_t over;  /* sample - threshold */
-    uint16_t span;  /* sample - previous sample */
-    uint8_t max_back; /* extrapolate back at most this many sample periods */
-} detect_crossing_t;
+    uint32_t t0;
+    int16_t y0, y1, y2;
+    uint16_t dt1, dt2;
+    uint8_t n;   /* 1: y1 known, 2: y2 known too */
+    int8_t dir;  /* +1 rising, -1 falling */
+} detect_rise_t;
+
+/* The last samples of each pad (deviation and the time's low 16 bits), for
+ * finding the start of a contact's rise once it reaches the threshold. */
+#define DETECT_HIST 6u
 
 /** Per-pad running state (exposed so the sketch can size it statically). */
 typedef struct {
     uint8_t state;
+    uint8_t nf;              /* noise floor: |d| at rest, counts */
+    uint8_t nf_count;        /* samples since the floor last came down */
+    uint8_t above;           /* contact: samples at or above the threshold (saturating) */
+    uint8_t clipped;         /* contact: samples at the rails (saturating) */
+    uint8_t lobe_done;       /* contact: the first half-wave is over */
+    int8_t pol;              /* contact: sign of its first half-wave */
     uint8_t have_prev;
-    uint8_t masked;          /* last contact was reported: the fixed mask applies */
-    uint8_t falling;         /* the signal fell since the last rise (in a scan) */
-    uint8_t seg_armed;       /* rising after a fall, not yet at the threshold */
-    uint16_t prev_value;
-    uint32_t prev_us;
-    detect_crossing_t onset; /* onset of the current or last contact */
-    uint32_t onset_us;       /* onset time (interpolated once the scan ends) */
-    uint16_t peak;           /* peak of the current or last contact */
-    uint8_t above;           /* its samples at or above the threshold (saturating) */
-    detect_crossing_t seg;   /* latest re-rise inside the scan */
-    uint16_t seg_before;     /* peak before that re-rise */
-    uint16_t seg_peak;       /* peak since that re-rise */
-    uint16_t env;            /* decaying envelope after a contact */
-    uint16_t level;          /* what a new contact needs (REARM), per block */
-    uint16_t blk_max;        /* largest sample in the current envelope block */
-    uint32_t blk_end_us;     /* when that block ends */
-    uint32_t step_at_us;     /* next decay step of env */
-    uint32_t decide_us;      /* PENDING: when the crosstalk decision can be made */
-    uint32_t scan_end_us;    /* SCAN: onset_us + the pad's scan_us (kept up to date) */
+    uint8_t hist_at;         /* where the next sample goes in hist */
+    uint16_t base;           /* rest point, counts */
+    int16_t base_frac;       /* deviations summed since base last moved (256 = one count) */
+    uint16_t thr_now;        /* IDLE: what a contact needs (threshold or noise floor) */
+    int16_t hist_d[DETECT_HIST];
+    uint16_t hist_t[DETECT_HIST];
+    detect_rise_t orise;     /* the contact's rise (its onset) */
+    uint32_t onset_us;       /* onset (back-dated once the scan ends) */
+    uint16_t peak;           /* |d| peak of the current or last contact (estimated if clipped) */
+    uint16_t lobe;           /* peak of its first half-wave */
+    uint16_t lobe_t;         /* when the first half-wave peaked (the time's low 16 bits) */
+    uint16_t env;            /* ringing envelope (MASK/RING) */
+    uint16_t level;          /* what a new contact needs (MASK/RING), per block */
+    uint16_t blk_max;        /* largest |d| in the current envelope block */
+    union {                  /* (one field, by state: RAM is short) */
+        uint32_t decide_us;  /* PENDING: when the crosstalk decision can be made */
+        uint32_t blk_end_us; /* MASK, RING: when the envelope block ends */
+    };
+    uint32_t scan_end_us;    /* SCAN: when the peak search ends; MASK: when the mask ends */
 } detect_pad_state_t;
 
 /** The whole detector: settings plus state of every pad. */
@@ -152,68 +181,40 @@ void detect_init(detect_t *d, uint8_t npads);
 /** Call after changing any d->pad[] setting: refreshes the cached values. */
 void detect_settings_changed(detect_t *d);
 
-/** Forget every contact in progress (after a settings change). */
+/** Forget every contact in progress and every rest point (they are learnt again). */
 void detect_reset_state(detect_t *d);
 
-/** The full per-sample step on pad's state s (s == &d->st[pad]);
- * detect_sample() calls it when a pad is not quiet. */
-void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t value, uint32_t t_us);
+/** The whole per-sample step, for the samples detect_sample_fast() does
+ * not finish itself (the sample is already in the pad's history). */
+void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, uint32_t t_us);
 
-/** A REARM sample at a new envelope block or at the level (used by detect_sample_at). */
-void detect_rearm_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t value, uint32_t t_us);
+/** A quiet pad's noise floor moved (or its count ran out): the slow part. */
+void detect_floor_step(detect_pad_state_t *s, uint16_t raw, uint16_t thr);
 
-/** The rest of a SCAN sample after its falling/re-rise bookkeeping (used by detect_sample_at). */
-void detect_scan_rest(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t value, uint32_t t_us);
+/** The common samples, in a function of its own that needs no saved
+ * registers: into the history, then a quiet pad, a pad mid-scan or a
+ * ringing pad below its level in a few 16-bit operations. Returns
+ * DETECT_DONE, or what must finish the sample. */
+enum { DETECT_DONE = 0, DETECT_NEEDS_STEP, DETECT_NEEDS_FLOOR };
+uint8_t detect_sample_fast(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo);
 
-/** The common samples of a pad in the middle of a scan (or waiting for
- * its decision): a few compares on s, in a function of its own so it needs
- * few saved registers. Returns DETECT_DONE, or which of the functions below must
- * finish the sample (used by detect_sample_at). */
-enum { DETECT_DONE = 0, DETECT_NEEDS_STEP, DETECT_NEEDS_SCAN_REST, DETECT_NEEDS_REARM };
-uint8_t detect_sample_fast(detect_pad_state_t *s, uint16_t thr, uint16_t value, uint32_t t_us);
-
-/** The same as detect_sample() for a caller that already holds the pad's
- * state (s == &d->st[pad], pad < d->npads). A quiet pad's and a ringing
- * pad's common samples are inline, so they cost a few compares even when
- * the compiler cannot inline across files (the Arduino IDE builds without
- * LTO). */
-static inline void detect_sample_at(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t value,
-                                    uint32_t t_us) {
-    uint16_t thr = d->thr[pad];
-    uint8_t state = s->state;
-    if (state == DETECT_IDLE) {
-        if (value >= thr) goto step;
-    } else if (state == DETECT_REARM) {
-        /* A new envelope block, or a new contact: detect_rearm_step. */
-        if ((int32_t)(t_us - s->blk_end_us) >= 0 || value >= s->level) {
-            detect_rearm_step(d, s, pad, value, t_us);
-            return;
-        }
-        if (value > s->blk_max) s->blk_max = value;
-    } else {
-        goto fast;
-    }
-    s->prev_value = value;
-    s->prev_us = t_us;
-    s->have_prev = 1;
-    return;
-step:
-    detect_step(d, s, pad, value, t_us);
-    return;
-fast:
-    switch (detect_sample_fast(s, thr, value, t_us)) {
-    case DETECT_DONE: break;
-    case DETECT_NEEDS_SCAN_REST: detect_scan_rest(d, s, pad, value, t_us); break;
-    case DETECT_NEEDS_REARM: detect_rearm_step(d, s, pad, value, t_us); break;
-    default: detect_step(d, s, pad, value, t_us); break;
-    }
+/** Feed one raw ADC sample (0..1023) of pad (s == &d->st[pad], pad < d->npads),
+ * taken at device time t_us. */
+static inline void detect_sample_at(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, uint32_t t_us) {
+    uint8_t r = detect_sample_fast(s, raw, (uint16_t)t_us);
+    if (r == DETECT_DONE) return;
+    if (r == DETECT_NEEDS_FLOOR) detect_floor_step(s, raw, d->thr[pad]);
+    else detect_step(d, s, pad, raw, t_us);
 }
 
 /** Feed one sample of one pad (0-based), taken at device time t_us. */
-static inline void detect_sample(detect_t *d, uint8_t pad, uint16_t value, uint32_t t_us) {
+static inline void detect_sample(detect_t *d, uint8_t pad, uint16_t raw, uint32_t t_us) {
     if (pad >= d->npads) return;
-    detect_sample_at(d, &d->st[pad], pad, value, t_us);
+    detect_sample_at(d, &d->st[pad], pad, raw, t_us);
 }
+
+/** The deviation of a raw sample from the pad's rest point, as a level (|d|). */
+uint16_t detect_level(const detect_t *d, uint8_t pad, uint16_t raw);
 
 /**
  * Finish contacts whose scan and crosstalk window are over at now_us; write
@@ -233,10 +234,7 @@ uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, detect_h
 /** detect_poll_pad() for a caller that holds the pad's state (s == &d->st[pad], pad < d->npads). */
 static inline uint8_t detect_poll_at(detect_t *d, const detect_pad_state_t *s, uint8_t pad, uint32_t now_us,
                                      detect_hit_t *out) {
-    /* Only a contact whose scan is over can be decided; detect_sample ends
-     * the scan of a pad that is being sampled, as the firmware's always are. */
     if (s->state != DETECT_PENDING) return 0; /* the common case */
-    /* Waiting for the neighbours' scans: one compare, not the slow path. */
     if ((int32_t)(now_us - s->decide_us) < 0) return 0;
     return detect_poll_pad_slow(d, pad, now_us, out);
 }
@@ -246,8 +244,8 @@ static inline uint8_t detect_poll_pad(detect_t *d, uint8_t pad, uint32_t now_us,
     return detect_poll_at(d, &d->st[pad], pad, now_us, out);
 }
 
-/** The level a new contact on this pad must reach at t_us (0xFFFF: masked). */
-uint16_t detect_trigger_level(const detect_t *d, uint8_t pad, uint32_t t_us);
+/** The level a new contact on this pad must reach now (0xFFFF: none can start). */
+uint16_t detect_trigger_level(const detect_t *d, uint8_t pad);
 
 #ifdef __cplusplus
 }

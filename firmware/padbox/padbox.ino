@@ -42,6 +42,7 @@
 #endif
 #define HB_PERIOD_US 500000ul
 #define LVL_PERIOD_US 50000ul
+#define BOOT_LEARN_SCANS 128u  /* x ~131 us: 17 ms, most of a mains period */
 #define BUTTON_RELEASE_US 5000ul  /* a press counts only after 5 ms released */
 #define BUTTON_RESOLUTION_US 8u   /* edge interrupt latency bound, worst case */
 #define EEPROM_MAGIC0 'P'
@@ -82,9 +83,11 @@ static void clock_init(void) {
 
 /* ----------------------------------------------------------------- UART */
 
-static uint8_t txq[256];
-static volatile uint8_t rxq[64];
-static uint8_t tx_head, tx_tail; /* uint8_t indices wrap with the 256-byte queue */
+#define TXQ_SIZE 128u /* a power of two; lines wait in the outbox, not here */
+#define TXQ_MASK (TXQ_SIZE - 1u)
+static uint8_t txq[TXQ_SIZE];
+static volatile uint8_t rxq[32]; /* a command line is ~20 bytes, drained every scan */
+static uint8_t tx_head, tx_tail; /* indices into txq, wrapped with TXQ_MASK */
 static volatile uint8_t rx_head;
 static uint8_t rx_tail;
 static uint16_t seq;
@@ -94,7 +97,7 @@ ISR(USART_RX_vect) {
     uint8_t status = UCSR0A;
     uint8_t c = UDR0;
     if (status & (_BV(FE0) | _BV(DOR0))) c = 0x01; /* a damaged byte: the line fails FRAME */
-    uint8_t next = (uint8_t)((rx_head + 1) & 63);
+    uint8_t next = (uint8_t)((rx_head + 1) & 31);
     if (next != rx_tail) {
         rxq[rx_head] = c;
         rx_head = next;
@@ -116,10 +119,13 @@ static void uart_init(void) {
  * every turn of the ADC wait loop. */
 static inline void tx_service(void) __attribute__((always_inline));
 static inline void tx_service(void) {
-    if (tx_head != tx_tail && (UCSR0A & _BV(UDRE0))) UDR0 = txq[tx_tail++];
+    if (tx_head != tx_tail && (UCSR0A & _BV(UDRE0))) {
+        UDR0 = txq[tx_tail];
+        tx_tail = (uint8_t)((tx_tail + 1u) & TXQ_MASK);
+    }
 }
 
-static uint8_t tx_free(void) { return (uint8_t)(tx_tail - tx_head - 1); }
+static uint8_t tx_free(void) { return (uint8_t)((tx_tail - tx_head - 1u) & TXQ_MASK); }
 
 /* ------------------------------------------------------------ detection */
 
@@ -160,7 +166,8 @@ typedef struct {
     uint16_t peak;
     uint32_t t_us;
 } rec_t;
-static rec_t recq[8];
+#define RECQ_MASK 15u /* 16 records: a table's worth of hits and a heartbeat */
+static rec_t recq[RECQ_MASK + 1u];
 static uint8_t rec_head, rec_tail;
 static proto_line_t fmt;
 static uint8_t fmt_step;         /* 0: idle */
@@ -195,10 +202,15 @@ static void cfg_step(void) {
     case STEP_CFG_XTALK:
         proto_add_u32(&fmt, c->xtalk);
         proto_add_u32(&fmt, c->xwin_us);
+        fmt_step = STEP_FINISH;
+        break;
+    case STEP_FINISH:
+        fmt_part = proto_finish(&fmt); /* 0: overflowed, not sent */
         fmt_step = STEP_SEND;
         break;
     default:
-        send_line(&fmt);
+        if (fmt_part && tx_free() < fmt.len) break; /* room first, a scan at a time */
+        if (fmt_part) queue_line(&fmt);
         fmt_step = 0;
         cfg_next = cfg_next >= npads ? 0xFF : (uint8_t)(cfg_next + 1);
         break;
@@ -216,7 +228,7 @@ static void outbox_step(void) {
             if (cfg_next >= npads) {
                 begin(&fmt, "OK");
                 proto_add_str(&fmt, "CFG");
-                fmt_step = STEP_SEND;
+                fmt_step = STEP_FINISH;
             } else {
                 begin(&fmt, "CFG");
                 proto_add_u32(&fmt, (uint32_t)cfg_next + 1u);
@@ -255,32 +267,41 @@ static void outbox_step(void) {
         fmt_step = STEP_SEND;
         break;
     default:
+        /* Wait for room in the UART queue here, a scan at a time, never in
+         * a loop: sampling must not stall behind the serial line. */
+        if (fmt_part && tx_free() < fmt.len) break;
         if (fmt_part) queue_line(&fmt);
-        rec_tail = (uint8_t)((rec_tail + 1) & 7);
+        rec_tail = (uint8_t)((rec_tail + 1) & RECQ_MASK);
         fmt_step = 0;
         break;
     }
 }
 
 static void outbox_flush(void) {
-    while (fmt_step || rec_head != rec_tail || cfg_next != 0xFF) outbox_step();
+    while (fmt_step || rec_head != rec_tail || cfg_next != 0xFF) {
+        tx_service(); /* a line waiting for room gets it */
+        outbox_step();
+    }
 }
 
 static void outbox_add(uint8_t kind, uint8_t pad, uint8_t slap, uint16_t peak, uint32_t t_us) {
-    if ((uint8_t)((rec_head + 1) & 7) == rec_tail) outbox_flush(); /* full: rare */
+    if ((uint8_t)((rec_head + 1) & RECQ_MASK) == rec_tail) outbox_flush(); /* full: never in practice */
     rec_t *r = &recq[rec_head];
     r->kind = kind;
     r->pad = pad;
     r->slap = slap;
     r->peak = peak;
     r->t_us = t_us;
-    rec_head = (uint8_t)((rec_head + 1) & 7);
+    rec_head = (uint8_t)((rec_head + 1) & RECQ_MASK);
 }
 
 /** Copy a finished line to the UART queue, waiting for room (while keeping the UART busy). */
 static void queue_line(const proto_line_t *l) {
     while (tx_free() < l->len) tx_service();
-    for (uint8_t i = 0; i < l->len; i++) txq[tx_head++] = (uint8_t)l->buf[i];
+    for (uint8_t i = 0; i < l->len; i++) {
+        txq[tx_head] = (uint8_t)l->buf[i];
+        tx_head = (uint8_t)((tx_head + 1u) & TXQ_MASK);
+    }
 }
 
 /** Finish a line and queue it. */
@@ -485,7 +506,7 @@ static void rx_service(void) {
     /* While a SAVE is in progress the reply is still owed: hold new input. */
     while (rx_tail != rx_head && save_pos < 0) {
         uint8_t c = rxq[rx_tail];
-        rx_tail = (uint8_t)((rx_tail + 1) & 63);
+        rx_tail = (uint8_t)((rx_tail + 1) & 31);
         uint8_t r = proto_rx_feed(&rx, c);
         if (r == PROTO_RX_LONG) send_err(PROTO_ERR_LONG, "-");
         else if (r == PROTO_RX_LINE) handle_line(rx.buf, rx.len);
@@ -556,8 +577,11 @@ static void scan_pads(uint8_t count) {
         detect_pad_state_t *s = &det.st[ch];
         detect_sample_at(&det, s, ch, v, t);
         if (streaming) {
-            lvl_latest[ch] = v;
-            if (v > lvl_peak[ch]) lvl_peak[ch] = v;
+            /* Levels are the deviation from the pad's rest point (0 at rest),
+             * as thresholds and peaks are. */
+            uint16_t lv = detect_level(&det, ch, v);
+            lvl_latest[ch] = lv;
+            if (lv > lvl_peak[ch]) lvl_peak[ch] = lv;
         }
         tx_service();
         slot_work(s, ch, t);
@@ -659,8 +683,10 @@ void setup(void) {
         next_hb = clock_us() + HB_PERIOD_US;
         adc_init();
         adc_start(0);
-        /* Measure the scan period before saying hello. */
-        scan_pads(65);
+        /* Measure the scan period, and learn every pad's rest point and
+         * noise floor (hum), for BOOT_LEARN_SCANS scans before saying
+         * hello; contacts seen meanwhile are forgotten. */
+        scan_pads(BOOT_LEARN_SCANS);
         detect_reset_state(&det);
     }
     uint32_t now = clock_us();

@@ -8,7 +8,8 @@
  * Default: run the scenario as fast as simavr goes, UART bytes to --out
  * (default stdout), a key=value report to --report (default stderr):
  *   clock_start_cycle  cycle at which the firmware started its Timer1 clock
- *   scan_cycles_min/median/max  cycles between successive samples of pad 1
+ *   scan_cycles_min/median/max  cycles between successive samples of pad 1,
+ *                      from the HELLO on (before it the firmware learns its pads)
  *   scan_max_at_us     when the longest scan period ended
  *   scans              how many scan periods were measured
  *   gap_cycles_max     the longest time between two samples of any one pad
@@ -71,6 +72,9 @@ static FILE *uart_out;
 static int pty_fd = -1;
 static unsigned long uart_bytes;
 static avr_cycle_count_t last_ch0;
+static int said_hello;                      /* the first line (HELLO) is out */
+static avr_cycle_count_t said_hello_cycle;
+static int uart_newlines;
 static avr_cycle_count_t last_ch[SCN_PADS]; /* last conversion start per pad */
 static uint32_t gap_max;                    /* longest gap between two samples of one pad */
 static int gap_max_pad;
@@ -100,9 +104,10 @@ static void adc_trigger(struct avr_irq_t *irq, uint32_t value, void *param) {
     if (e.mux.kind != ADC_MUX_SINGLE || e.mux.src >= SCN_PADS) return;
     int ch = e.mux.src;
     if (ch == 0) {
-        /* Scan statistics from 20 ms on: before that the firmware measures
-         * itself and formats its HELLO (once per power-up). */
-        if (last_ch0 && clock_started && now_us() > 20000 && nscans < MAX_SCANS) {
+        /* Scan statistics once the HELLO is out: before that the firmware
+         * measures itself, learns its pads' rest points and formats its
+         * HELLO (once per power-up). */
+        if (last_ch0 && clock_started && said_hello && nscans < MAX_SCANS) {
             uint32_t c = (uint32_t)(avr->cycle - last_ch0);
             scan_cycles[nscans++] = c;
             if (c > scan_max) {
@@ -112,8 +117,7 @@ static void adc_trigger(struct avr_irq_t *irq, uint32_t value, void *param) {
         }
         last_ch0 = avr->cycle;
     }
-    if (last_ch[ch] && clock_started && avr->cycle - last_ch[ch] < avr->cycle - clock_start &&
-        now_us() - (double)(avr->cycle - last_ch[ch]) / CYCLES_PER_US > 20000) {
+    if (last_ch[ch] && said_hello && last_ch[ch] >= said_hello_cycle) {
         /* Both samples after the start-up (the scan measure and HELLO). */
         uint32_t g = (uint32_t)(avr->cycle - last_ch[ch]);
         if (g > gap_max) {
@@ -132,6 +136,11 @@ static void uart_output(struct avr_irq_t *irq, uint32_t value, void *param) {
     (void)param;
     uint8_t c = (uint8_t)value;
     uart_bytes++;
+    /* The firmware's first byte is an empty line, the HELLO line ends at the second. */
+    if (c == '\n' && ++uart_newlines == 2) {
+        said_hello = 1;
+        said_hello_cycle = avr->cycle;
+    }
     if (pty_fd >= 0) {
         ssize_t w;
         do {

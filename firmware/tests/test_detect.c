@@ -21,6 +21,8 @@
 
 static unsigned SCAN_PERIOD_US = 116u; /* TEST_SCAN_PERIOD_US overrides */
 #define MAX_HITS 256
+/* An onset is right within this much of the moment of contact (presses apart). */
+#define ONSET_TOL_US 300.0
 
 static int failures = 0;
 
@@ -55,23 +57,18 @@ static void run(scenario_t *s, detect_t *d, uint32_t clock_offset, hits_t *out) 
     }
 }
 
-/* When the event's own waveform (plus hum) first reaches the pad's start threshold. */
-static double truth_onset(const scenario_t *s, const scn_event_t *e, uint16_t thr_counts) {
-    return scn_truth_onset(s, e, thr_counts * 5000.0 / 1023.0);
-}
-
 static void judge(const char *name, scenario_t *s, const detect_t *d, const hits_t *h, uint32_t offset) {
     int used[MAX_HITS] = {0};
+    (void)d;
     for (int i = 0; i < s->nevents; i++) {
         const scn_event_t *e = &s->ev[i];
         if (e->expect == SCN_EXPECT_NONE) continue;
-        uint16_t thr = detect_start_threshold(&d->pad[e->pad]);
-        double truth = truth_onset(s, e, thr);
+        double truth = e->t_us; /* the moment of contact */
         int found = -1;
         for (int k = 0; k < h->n; k++) {
             if (used[k] || h->hit[k].pad != e->pad) continue;
             double onset = (double)(uint32_t)(h->hit[k].onset_us - offset);
-            if (fabs(onset - truth) <= SCAN_PERIOD_US) {
+            if (fabs(onset - truth) <= ONSET_TOL_US) {
                 found = k;
                 break;
             }
@@ -196,8 +193,8 @@ static void test_onset_not_peak(void) {
     static hits_t h;
     CHECK(count_hits(&s, &d, &h) == 1, "slow push: one hit");
     if (h.n == 1) {
-        double truth = truth_onset(&s, &s.ev[0], 60);
-        CHECK(fabs((double)h.hit[0].onset_us - truth) <= SCAN_PERIOD_US, "onset %u is the crossing %.0f, not the peak",
+        double truth = s.ev[0].t_us;
+        CHECK(fabs((double)h.hit[0].onset_us - truth) <= SCAN_PERIOD_US, "onset %u is the contact %.0f, not the peak",
               h.hit[0].onset_us, truth);
         CHECK(h.hit[0].peak >= 600, "peak found after the onset: %u", h.hit[0].peak);
     }
@@ -208,27 +205,29 @@ static void test_poll_buffer_small(void) {
      * third is dropped whole rather than garbled, and nothing crashes. */
     detect_t d;
     detect_init(&d, 3);
-    for (uint32_t t = 0; t < 3000; t += 100)
-        for (uint8_t p = 0; p < 3; p++) detect_sample(&d, p, t < 1500 ? 900 : 0, t + p);
+    for (uint32_t t = 0; t < 4000; t += 100)
+        for (uint8_t p = 0; p < 3; p++) detect_sample(&d, p, t >= 1000 && t < 2500 ? 912 : 512, t + p);
     detect_hit_t out[2];
     uint8_t n = detect_poll(&d, 20000, out, 2);
     CHECK(n == 2, "buffer of two gets two hits, got %u", n);
     CHECK(out[0].onset_us <= out[1].onset_us, "sorted by onset");
 }
 
-/* Feed pad 0 a 1.5 ms contact from t = 0 the way the firmware does (sample,
- * then poll that pad, every 100 us); at change_at_us set its crosstalk window
- * to new_xwin_us. Returns when the hit was decided (0xFFFFFFFF: never). */
-static uint32_t decided_at(uint32_t change_at_us, uint32_t new_xwin_us) {
+/* Feed pad 0 a 1.5 ms contact from t = 1000 (the sample at 900 at rest, so
+ * its onset is 950) the way the firmware does (sample, then poll that pad,
+ * every 100 us); at change_at_us set every pad's scan time to new_scan_us.
+ * Returns when the hit was decided (0xFFFFFFFF: never). */
+static uint32_t decided_at(uint32_t change_at_us, uint16_t new_scan_us) {
     detect_t d;
     detect_init(&d, 2);
     for (uint32_t t = 100; t < 20000; t += 100) {
         if (t == change_at_us) {
-            d.pad[0].xwin_us = new_xwin_us;
+            d.pad[0].scan_us = new_scan_us;
+            d.pad[1].scan_us = new_scan_us;
             detect_settings_changed(&d);
         }
-        detect_sample(&d, 0, t <= 1500 ? 900 : 0, t);
-        detect_sample(&d, 1, 0, t + 50);
+        detect_sample(&d, 0, t >= 1000 && t <= 2500 ? 912 : 512, t);
+        detect_sample(&d, 1, 512, t + 50);
         detect_hit_t h;
         if (detect_poll_pad(&d, 0, t + 50, &h)) return t + 50;
     }
@@ -236,13 +235,14 @@ static uint32_t decided_at(uint32_t change_at_us, uint32_t new_xwin_us) {
 }
 
 static void test_decide_time(void) {
-    /* A contact is decided once its crosstalk window and the longest scan
-     * are over (onset 100 + 5000 + 2000), not before... */
-    uint32_t t = decided_at(0, 0);
-    CHECK(t >= 7100 && t <= 7200, "decided at %u us, expected at 7100..7200 (onset + window + scan)", t);
-    /* ...and a window changed while it waits applies to it at once. */
-    t = decided_at(3000, 1000);
-    CHECK(t >= 3100 && t <= 3200, "window cut to 1 ms at 3000 us: decided at %u us, expected 3100..3200", t);
+    /* A contact is decided once every pad that could have caused it has its
+     * peak: onset 950 + 100 (onset tolerance) + 2000 (longest scan) + 1000
+     * (margin), not before... */
+    uint32_t t = decided_at(0, 2000);
+    CHECK(t >= 4050 && t <= 4150, "decided at %u us, expected at 4050..4150 (onset + 3.1 ms)", t);
+    /* ...and a scan time changed while it scans applies to it at once. */
+    t = decided_at(2000, 1000);
+    CHECK(t >= 3050 && t <= 3150, "scan cut to 1 ms at 2000 us: decided at %u us, expected 3050..3150", t);
 }
 
 int main(int argc, char **argv) {
