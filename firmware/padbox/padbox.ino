@@ -36,7 +36,7 @@
 #include "detect.h"
 #include "proto.h"
 
-#define FW_VERSION "1.0.0"
+#define FW_VERSION "2.0.0"
 #ifndef PADBOX_PADS
 #define PADBOX_PADS 8
 #endif
