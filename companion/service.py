@@ -382,7 +382,7 @@ class TableService:
 
     def _next_items(self) -> list[Any]:
         deadline = self._deadline()
-        timeout = None if deadline is None else max(0.0, (deadline - self.source.now_us()) / 1e6)
+        timeout = None if deadline is None else max(0.0, self.source.host_seconds_until(deadline))
         items: list[Any] = []
         try:
             items.append(self.inbox.get(timeout=timeout))

@@ -13,7 +13,8 @@ Tests use the class directly; people use ``tabletop emulate``::
 
 Like the firmware, it keeps per-pad settings in memory (``SET``; ``SAVE``
 copies them to its pretend EEPROM), answers HELLO and CFG, sends a
-heartbeat every 500 ms and LVL lines while streaming.
+heartbeat every 500 ms and LVL lines while streaming. ``clock_ppm=500``
+makes its clock run 500 ppm fast, like a real box's crystal may.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ log = logging.getLogger(__name__)
 
 #: The pretend firmware version the emulator reports.
 FIRMWARE = "emu-1.0"
+#: The largest clock error the emulator accepts, in ppm (a UART 5 % off no longer works anyway).
+MAX_CLOCK_PPM = 50_000
 
 
 class PadBoxEmulator:
@@ -54,7 +57,11 @@ class PadBoxEmulator:
         say_hello: False makes a broken box that never says HELLO (but sends
             heartbeats and hits).
         announce: write the path where ``hardware.ports`` finds emulators.
-        heartbeat_s / levels_s: periods of HB and LVL lines.
+        heartbeat_s / levels_s: periods of HB and LVL lines (``heartbeat_s``
+            may be changed while running; it applies from the next heartbeat).
+        clock_ppm: how fast the box clock runs against the host's monotonic
+            clock, in parts per million (500: a crystal 500 ppm fast; negative:
+            slow), as a real box's crystal or resonator does.
     """
 
     def __init__(
@@ -68,6 +75,7 @@ class PadBoxEmulator:
         heartbeat_s: float = p.HEARTBEAT_US / 1e6,
         levels_s: float = p.LEVELS_PERIOD_US / 1e6,
         firmware: str = FIRMWARE,
+        clock_ppm: float = 0.0,
     ) -> None:
         if not 1 <= pads <= p.MAX_PADS:
             raise ValueError(f"pads must be 1..{p.MAX_PADS}, got {pads}")
@@ -75,6 +83,10 @@ class PadBoxEmulator:
             raise ValueError(f"resolution_us must be 1..65535, got {resolution_us}")
         if mode not in ("piezo", "button"):
             raise ValueError(f"mode must be piezo or button, got {mode!r}")
+        if not -MAX_CLOCK_PPM <= clock_ppm <= MAX_CLOCK_PPM:
+            raise ValueError(f"clock_ppm must be -{MAX_CLOCK_PPM}..{MAX_CLOCK_PPM}, got {clock_ppm!r}")
+        self.clock_ppm = float(clock_ppm)
+        self._rate = 1.0 + self.clock_ppm * 1e-6
         self.pads = pads
         self.resolution_us = resolution_us
         self.mode = mode
@@ -175,8 +187,8 @@ class PadBoxEmulator:
     # ------------------------------------------------------------ what the box does
 
     def now_us(self) -> int:
-        """The box clock: 32-bit microseconds that wrap, like ``micros()``."""
-        elapsed = (time.monotonic_ns() - self._boot_ns) // 1000
+        """The box clock: 32-bit microseconds that wrap, like ``micros()``, ``clock_ppm`` off the host's."""
+        elapsed = int((time.monotonic_ns() - self._boot_ns) * self._rate) // 1000
         return (self._clock_start + elapsed) % p.TIME_MOD
 
     def hit(self, pad: int, kind: str = "S", peak: int = 800, at_us: int | None = None) -> int:

@@ -10,8 +10,12 @@ box answers HELLO again, under whatever name it came back.
 Clock: source time = the box's unwrapped microsecond clock + ``offset_us``.
 The offset is chosen at each new box session (first connect, reset,
 reconnect) so that the source clock continues from where it was and never
-goes backwards. ``now_us()`` is the latest device time seen plus the host's
-monotonic time since that line arrived.
+goes backwards. Hit stamps are the box's own (plus the offset). To tell the
+time *now* on that clock, :class:`hardware.boxclock.BoxClock` fits the box
+clock's offset and rate against the host's monotonic clock from every timed
+line (HELLO, HB, LVL) and the host time it was read at; ``now_us()`` is that
+fit at the host's monotonic time now, and ``host_seconds_until()`` turns a
+deadline on the source clock into host seconds at the fitted rate.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import serial
 from companion.errors import InputError, PadSourceError
 from hardware import ports
 from hardware import protocol as p
+from hardware.boxclock import BoxClock, ClockFit
 from hardware.hits import HitKind, PadHit
 from hardware.source import PadSource
 
@@ -51,6 +56,8 @@ class SerialPadBox(PadSource):
         sink: queue hits and notices go to (default: a new one).
         silence_timeout_s: no line for this long is reported (heartbeats are every 0.5 s).
         retry_s: pause between searches while no box answers.
+        box_clock: the estimator relating the box clock to the host's (default
+            ``BoxClock()``: a 60 s window, the rate fitted once it spans 10 s).
     """
 
     name: ClassVar[str] = "serial"
@@ -66,6 +73,7 @@ class SerialPadBox(PadSource):
         *,
         silence_timeout_s: float = 2.0,
         retry_s: float = 1.0,
+        box_clock: BoxClock | None = None,
     ) -> None:
         super().__init__(pad_count or p.MAX_PADS, 1, sink)
         self.port = port
@@ -89,9 +97,12 @@ class SerialPadBox(PadSource):
         self._state = threading.Lock()
         self._command_lock = threading.Lock()
         self._replies: "queue.Queue[p.Event]" = queue.Queue()
-        # Clock: (source time, host monotonic ns) of the latest device-time reference.
-        self._ref_us = 0
-        self._ref_ns = time.monotonic_ns()
+        # Clock: the fit of box time against host monotonic µs (reader thread only), and
+        # its latest result, read by every thread. Before any box: the host's own rate from 0.
+        self.box_clock = box_clock if box_clock is not None else BoxClock()
+        self._fit = ClockFit(
+            host_ref_us=time.monotonic_ns() // 1000, box_ref_us=0.0, rate=1.0, rate_fitted=False, points=0, span_us=0
+        )
         self._now_floor = 0
         self._last_hit_us: int | None = None
         self._last_line_ns = 0
@@ -104,11 +115,15 @@ class SerialPadBox(PadSource):
     # ------------------------------------------------------------ PadSource
 
     def now_us(self) -> int:
-        """Latest device time seen (source clock) plus host time since it arrived; never goes back."""
+        """The box clock now (source clock): the fit of box against host time, at the host's now; never goes back."""
         with self._state:
-            now = self._ref_us + (time.monotonic_ns() - self._ref_ns) // 1000
+            now = self.offset_us + self._fit.box_at(time.monotonic_ns() // 1000)
             self._now_floor = max(self._now_floor, now)
             return self._now_floor
+
+    def host_seconds_until(self, at_us: int) -> float:
+        """Host seconds until the source clock reads ``at_us``, at the box clock's fitted rate."""
+        return (at_us - self.now_us()) / self._fit.rate / 1e6
 
     def start(self) -> None:
         """Start the reader thread; it connects in the background (see ``wait_connected``)."""
@@ -159,6 +174,7 @@ class SerialPadBox(PadSource):
                 "mode": hello.mode if hello else None,
                 "box_pads": hello.pads if hello else None,
                 "offset_us": self.offset_us,
+                "clock": self.box_clock.status(),
                 "reconnects": self.reconnects,
                 "streaming": self.streaming,
                 "error": self.error,
@@ -312,12 +328,13 @@ class SerialPadBox(PadSource):
                     port.write(p.encode_hello())
                     next_ask = time.monotonic() + 1.0
                 data = port.read(max(1, port.in_waiting))
+                host_us = time.monotonic_ns() // 1000
             except (serial.SerialException, OSError) as exc:
                 self.serial = None
                 return f"{device}: {exc}"
             received += len(data)
             if data:
-                self._handle(data, device)
+                self._handle(data, device, host_us)
             if self.connected:
                 return None
         self.serial = None
@@ -339,11 +356,12 @@ class SerialPadBox(PadSource):
         assert port is not None
         try:
             data = port.read(max(1, port.in_waiting))
+            host_us = time.monotonic_ns() // 1000  # when the bytes were read: the clock fit's host side
         except (serial.SerialException, OSError) as exc:
             self._lost(f"pad box on {self.connected_port} disconnected ({exc})")
             return
         if data:
-            self._handle(data, self.connected_port or "?")
+            self._handle(data, self.connected_port or "?", host_us)
         silent_s = (time.monotonic_ns() - self._last_line_ns) / 1e9
         if silent_s > self.silence_timeout_s + self.hello_timeout_s:
             self._lost(f"pad box on {self.connected_port} silent for {silent_s:.1f} s; reopening the port")
@@ -355,7 +373,8 @@ class SerialPadBox(PadSource):
             except (serial.SerialException, OSError):
                 pass
 
-    def _handle(self, data: bytes, device: str) -> None:
+    def _handle(self, data: bytes, device: str, host_us: int) -> None:
+        """Act on every event in ``data``, bytes read at host monotonic time ``host_us``."""
         for ev in self.protocol.data_received(data):
             if isinstance(ev, p.Refused):
                 self._log_refusal(ev)
@@ -368,11 +387,11 @@ class SerialPadBox(PadSource):
                 self._silence_reported = False
                 self.notify("info", f"pad box on {device} talking again")
             if isinstance(ev, p.Hello):
-                self._on_hello(ev, device)
+                self._on_hello(ev, device, host_us)
             elif isinstance(ev, p.Hit):
-                self._on_hit(ev)
+                self._on_hit(ev)  # an onset, not a send time: no use to the clock fit
             elif isinstance(ev, (p.Heartbeat, p.Levels)):
-                self._reference(ev.device_us)
+                self._reference(ev.device_us, host_us)
                 if isinstance(ev, p.Levels):
                     self._on_levels(ev)
             else:  # OK / ERR / CFG: replies for the command waiting in _command
@@ -389,20 +408,26 @@ class SerialPadBox(PadSource):
             except Exception:
                 log.exception("levels listener %r failed; reading goes on", listener)
 
-    def _reference(self, device_us: int) -> None:
-        """A line sent at ``device_us`` arrived now: re-anchor ``now_us``."""
+    def _reference(self, device_us: int, host_us: int) -> None:
+        """A line the box sent at ``device_us`` was read at host time ``host_us``: one more point for the clock fit."""
+        fit = self.box_clock.add(device_us, host_us)  # the fitting itself outside the lock
         with self._state:
-            self._ref_us = self.offset_us + device_us
-            self._ref_ns = time.monotonic_ns()
+            self._fit = fit
 
-    def _on_hello(self, hello: p.Hello, device: str) -> None:
+    def _on_hello(self, hello: p.Hello, device: str, host_us: int) -> None:
         if hello.new_session:
             # Continue the source clock from where it was (time passes while unplugged), never backwards.
             floor = self.now_us()
             if self._last_hit_us is not None:
                 floor = max(floor, self._last_hit_us + 1)
-            self.offset_us = floor - hello.device_us
-        self._reference(hello.device_us)
+            # A restarted (or another) box: its clock's offset and rate are fitted afresh.
+            self.box_clock.reset()
+            fit = self.box_clock.add(hello.device_us, host_us)
+            with self._state:
+                self.offset_us = floor - hello.device_us
+                self._fit = fit
+        else:
+            self._reference(hello.device_us, host_us)
         self.hello = hello
         self.resolution_us = hello.resolution_us
         if self.expected_pads is None:

@@ -59,6 +59,14 @@ class PadSource(ABC):
     def now_us(self) -> int:
         """The current time on this source's clock, in microseconds."""
 
+    def host_seconds_until(self, at_us: int) -> float:
+        """Seconds of host time until this source's clock reads ``at_us`` (negative once past).
+
+        The default assumes the source clock runs at the host's rate; a source
+        whose clock runs at its own rate (the serial pad box's crystal) overrides it.
+        """
+        return (at_us - self.now_us()) / 1e6
+
     def start(self) -> None:
         """Begin producing hits. The default does nothing (injected sources)."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import threading
 import time
@@ -173,3 +174,27 @@ def test_emulate_keys_strike_pads(capsys: pytest.CaptureFixture[str]) -> None:
         done.set()
         os.close(r)
         box.stop()
+
+
+def test_clock_ppm_makes_the_box_clock_run_fast_or_slow() -> None:
+    """Each box reading lies between two host readings, so the bounds hold however the threads are scheduled."""
+    for ppm in (50_000, -50_000, 500):
+        box = PadBoxEmulator(pads=1, announce=False, clock_ppm=ppm, clock_start_us=0)
+        rate = 1 + ppm * 1e-6
+        h0 = time.monotonic_ns()
+        b0 = box.now_us()
+        h1 = time.monotonic_ns()
+        time.sleep(0.1)
+        h2 = time.monotonic_ns()
+        b1 = box.now_us()
+        h3 = time.monotonic_ns()
+        box.stop()  # never started: this closes its wake-up pipe
+        assert rate * (h2 - h1) / 1000 - 2 <= b1 - b0 <= rate * (h3 - h0) / 1000 + 2
+    with pytest.raises(ValueError):
+        PadBoxEmulator(clock_ppm=60_000)
+
+
+def test_emulate_refuses_a_clock_ppm_out_of_range(capsys: pytest.CaptureFixture[str]) -> None:
+    args = argparse.Namespace(pads=4, resolution_us=100, mode="piezo", clock_ppm=1e6, script=None)
+    assert emulate_cmd.run(args) == 2
+    assert "--clock-ppm" in capsys.readouterr().err

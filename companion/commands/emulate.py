@@ -44,6 +44,10 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--script", metavar="FILE", help="hit script to replay once a host connects")
     parser.add_argument("--resolution-us", type=int, default=100, help="timing resolution reported in HELLO (default 100)")
     parser.add_argument("--mode", choices=("piezo", "button"), default="piezo", help="pad type reported in HELLO")
+    parser.add_argument(
+        "--clock-ppm", type=float, default=0.0, metavar="PPM",
+        help="run the box clock PPM parts per million fast (negative: slow), like an off crystal (default 0)",
+    )
     parser.add_argument("--exit-after-script", action="store_true", help="quit 1 s after the script's last hit")
     parser.add_argument("--no-keys", action="store_true", help="do not read keys from stdin")
     parser.set_defaults(func=run)
@@ -79,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     import termios
 
     from hardware import protocol as p
-    from hardware.emulator import PadBoxEmulator
+    from hardware.emulator import MAX_CLOCK_PPM, PadBoxEmulator
     from hardware.keyboard import KEY_HELP
     from hardware.script import load_script
 
@@ -89,8 +93,13 @@ def run(args: argparse.Namespace) -> int:
     if not 1 <= args.resolution_us <= 65535:
         print(f"tabletop emulate: --resolution-us must be 1 to 65535, got {args.resolution_us}", file=sys.stderr)
         return 2
+    if not -MAX_CLOCK_PPM <= args.clock_ppm <= MAX_CLOCK_PPM:
+        print(f"tabletop emulate: --clock-ppm must be -{MAX_CLOCK_PPM} to {MAX_CLOCK_PPM}, got {args.clock_ppm:g}", file=sys.stderr)
+        return 2
     script = load_script(args.script, pad_count=args.pads) if args.script else None
-    emu = PadBoxEmulator(pads=args.pads, resolution_us=args.resolution_us, mode=args.mode).start()
+    emu = PadBoxEmulator(
+        pads=args.pads, resolution_us=args.resolution_us, mode=args.mode, clock_ppm=args.clock_ppm
+    ).start()
     done = threading.Event()
     fd = sys.stdin.fileno() if not args.no_keys and sys.stdin is not None else -1
     saved = None
