@@ -32,8 +32,12 @@
 /* Decide this long after the onset plus the longest scan, so that a
  * neighbour whose onset was back-dated a few samples has finished too. */
 #define DECIDE_MARGIN_US 1000u
+/* A clipped contact: each of its samples at the rails (in the whole scan:
+ * a hard slap's ringing clips too) adds half the clip level to its peak. */
+#define CLIP_SHIFT 1
 
 static int32_t since(uint32_t t, uint32_t ref) { return (int32_t)(t - ref); }
+static uint8_t louder_source(const detect_t *d, uint8_t pad, uint8_t skip);
 
 void detect_default_config(detect_pad_config_t *cfg) {
     cfg->slap = DETECT_DEFAULT_SLAP;
@@ -115,6 +119,20 @@ uint16_t detect_trigger_level(const detect_t *d, uint8_t pad) {
     return s->thr_now;
 }
 
+/* The sum of a pad's last four samples (its history's newest four): a
+ * table's ringing (1.5..3 kHz, a period of 3..5 samples) mostly cancels in
+ * it, a hand's push (0.3..1 ms one way) does not. */
+typedef char detect_hist_holds_five[DETECT_HIST == 5u ? 1 : -1]; /* sum4 and the RING fast path count on it */
+static inline int16_t sum4(const detect_pad_state_t *s) {
+    int16_t sum = 0;
+    uint8_t i = s->hist_at;
+    for (uint8_t k = 0; k < 4u; k++) {
+        i = (uint8_t)(i ? i - 1u : DETECT_HIST - 1u);
+        sum = (int16_t)(sum + s->hist_d[i]);
+    }
+    return sum;
+}
+
 static inline uint8_t at_rail(uint16_t raw) { return raw <= DETECT_CLIP_LO || raw >= DETECT_CLIP_HI; }
 
 /* The start of the rise that brought pad s to this sample (the newest in
@@ -165,6 +183,9 @@ static void find_rise(detect_pad_state_t *s, int8_t pol, int16_t step, uint32_t 
 static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, int16_t dv,
                                uint16_t a, uint32_t t_us, uint32_t not_before) {
     int8_t pol = dv < 0 ? -1 : 1;
+    /* On a pad still ringing from a shake that was dropped, the shake's
+     * source has had its say: only a later one can explain this contact. */
+    s->shaken = s->state == DETECT_RING; /* shake_src was set when the shake was dropped */
     find_rise(s, pol, (int16_t)(DETECT_RISE_STEP + (s->nf >> 3)), t_us, not_before);
 #ifdef DETECT_DEBUG
     fprintf(stderr, "pad %u start at %u a=%u onset-t0 %u n=%u y %d %d %d\n", pad + 1, t_us, a, s->orise.t0, s->orise.n, s->orise.y0, s->orise.y1, s->orise.y2);
@@ -174,11 +195,18 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
     s->peak = a;
     s->lobe = a;
     s->lobe_t = (uint16_t)t_us;
+    s->trig_t = (uint16_t)t_us;
     s->lobe_done = 0;
     s->above = 1;
     s->clipped = at_rail(raw);
     s->scan_end_us = t_us + d->pad[pad].scan_us;
     s->state = DETECT_SCAN;
+}
+
+/* Whether the contact's first half-wave was over as quickly as table
+ * vibration's is (give or take the sample it was seen at). */
+static uint8_t sharp(const detect_pad_state_t *s) {
+    return s->lobe_done && (int16_t)(s->lobe_end_t - s->trig_t) <= (int16_t)DETECT_XT_LOBE_US;
 }
 
 /* floor(num * 64 / den) for 0 <= num < den * 4, den > 0, by long division
@@ -224,11 +252,15 @@ static uint32_t back_date(const detect_rise_t *o) {
  * each sample at the rails adds half the clip level. */
 static uint16_t estimated_peak(const detect_pad_state_t *s) {
     if (!s->clipped) return s->peak;
-    uint32_t est = (uint32_t)s->peak + (uint32_t)(s->peak >> 1) * s->clipped;
+    uint32_t est = (uint32_t)s->peak + (uint32_t)(s->peak >> CLIP_SHIFT) * s->clipped;
     return est > 0xFFFEu ? 0xFFFEu : (uint16_t)est;
 }
 
 static COLD void end_scan(detect_t *d, detect_pad_state_t *s) {
+    if (!s->lobe_done) { /* a first half-wave as long as the scan: a push */
+        s->lobe_done = 1;
+        s->lobe_end_t = (uint16_t)s->scan_end_us;
+    }
     s->onset_us = back_date(&s->orise);
     s->peak = estimated_peak(s);
     s->decide_us = decide_time(d, s);
@@ -255,15 +287,18 @@ static COLD void scan_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, ui
         if (pd > (int16_t)s->lobe) {
             s->lobe = (uint16_t)pd;
             s->lobe_t = (uint16_t)t_us;
-        } else if (pd < (int16_t)(s->lobe - (s->lobe >> 2) - 4u)) {
+        } else if (pd < (int16_t)(s->lobe >> 1)) {
             s->lobe_done = 1;
+            s->lobe_end_t = (uint16_t)t_us;
         }
-    } else if (a > s->lobe + (s->lobe >> 1) &&
-               (int16_t)(s->lobe_t - (uint16_t)s->orise.t0) <= (int16_t)(DETECT_XT_RISE_US + 2u * s->orise.dt1)) {
+    } else if (a > s->lobe + (s->lobe >> 1) && sharp(s)) {
         /* Half as big again as a sharp first half-wave: that was a
          * neighbour's shake, this is the player's own slap. (A hand's first
          * half-wave stays: a neighbour's shake on top of it changes nothing.) */
+        uint8_t src = louder_source(d, pad, 0xFFu);
         start_contact(d, s, pad, raw, dv, a, t_us, t_us - (uint16_t)((uint16_t)t_us - s->lobe_t)); /* not before the shake's peak */
+        s->shaken = 1; /* the shake's source has had its say */
+        s->shake_src = src;
         return;
     }
     if (since(t_us, s->scan_end_us) >= 0) end_scan(d, s);
@@ -286,8 +321,19 @@ static COLD void ring_block(const detect_t *d, detect_pad_state_t *s, uint8_t pa
         }
         s->state = DETECT_RING;
     }
+    uint16_t decayed_lp = (uint16_t)(s->env_lp >> 1);
+    s->env_lp = s->blk_lp > decayed_lp ? s->blk_lp : decayed_lp;
+    s->blk_lp = 0;
+    {
+        uint32_t lp = (uint32_t)s->env_lp + (s->env_lp >> 1), rest4 = (uint32_t)s->thr_now * 4u;
+        if (lp < rest4) lp = rest4;
+        s->level_lp4 = lp > 0xFFFFu ? 0xFFFFu : (uint16_t)lp;
+    }
     uint16_t level = (uint16_t)(s->env + (s->env >> 1));
     uint16_t rest = s->thr_now;
+#ifdef DETECT_DEBUG
+    fprintf(stderr, "pad %u block at %u env %u level %u rest %u\n", pad + 1, t_us, s->env, (uint16_t)(s->env + (s->env >> 1)), rest);
+#endif
     (void)d;
     (void)pad;
     if (level <= rest) {
@@ -336,8 +382,22 @@ COLD void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t 
         break;
     default: /* MASK, RING: a new block, or a new contact */
         if (since(t_us, s->blk_end_us) >= 0) ring_block(d, s, pad, t_us);
-        if (a >= s->level) start_contact(d, s, pad, raw, dv, a, t_us, t_us - 0x8000u);
-        else if (s->state != DETECT_IDLE && a > s->blk_max) s->blk_max = a;
+        if (a >= s->level) {
+            start_contact(d, s, pad, raw, dv, a, t_us, t_us - 0x8000u);
+        } else if (s->state == DETECT_RING) {
+            /* A push the ringing cannot explain: the 4-sample sum. */
+            int16_t sum = sum4(s);
+            s->sum = sum;
+            uint16_t as = (uint16_t)(sum < 0 ? -sum : sum);
+            if (as >= s->level_lp4) {
+                start_contact(d, s, pad, raw, sum, a, t_us, t_us - 0x8000u);
+            } else {
+                if (as > s->blk_lp) s->blk_lp = as;
+                if (a > s->blk_max) s->blk_max = a;
+            }
+        } else if (s->state != DETECT_IDLE && a > s->blk_max) {
+            s->blk_max = a;
+        }
         break;
     }
 }
@@ -369,55 +429,76 @@ OWN_FRAME uint8_t detect_sample_fast(detect_pad_state_t *s, uint16_t raw, uint16
         return DETECT_DONE;
     }
     if (state == DETECT_SCAN) {
-        if (s->orise.n == 1) return DETECT_NEEDS_STEP; /* the rise's second sample */
+        /* What the slow path finishes: the rise's second sample, the scan's
+         * end, a rise that dwarfs a finished first half-wave. */
+        if (s->orise.n == 1 || (int16_t)(t_lo - (uint16_t)s->scan_end_us) >= 0) return DETECT_NEEDS_STEP;
+        if (s->lobe_done && a > s->lobe + (s->lobe >> 1)) return DETECT_NEEDS_STEP;
         if (a > s->peak) s->peak = a;
         if (a >= s->thr_now && s->above < 255) s->above++;
         if ((raw <= DETECT_CLIP_LO || raw >= DETECT_CLIP_HI) && s->clipped < 255) s->clipped++;
-        int16_t pd = s->pol > 0 ? dv : (int16_t)-dv;
         if (!s->lobe_done) {
+            int16_t pd = s->pol > 0 ? dv : (int16_t)-dv;
             if (pd > (int16_t)s->lobe) {
                 s->lobe = (uint16_t)pd;
                 s->lobe_t = t_lo;
-            } else if (pd < (int16_t)(s->lobe - (s->lobe >> 2) - 4u)) {
+            } else if (pd < (int16_t)(s->lobe >> 1)) {
                 s->lobe_done = 1;
+                s->lobe_end_t = t_lo;
             }
-        } else if (a > s->lobe + (s->lobe >> 1)) {
-            return DETECT_NEEDS_STEP; /* a rise that dwarfs the first half-wave */
         }
-        if ((int16_t)(t_lo - (uint16_t)s->scan_end_us) >= 0) return DETECT_NEEDS_STEP; /* the scan's end */
         return DETECT_DONE;
     }
     if (state == DETECT_PENDING) return DETECT_DONE;
     /* MASK, RING */
     if (a >= s->level || (int16_t)(t_lo - (uint16_t)s->blk_end_us) >= 0) return DETECT_NEEDS_STEP;
+    if (state == DETECT_RING) {
+        /* The 4-sample sum, kept up to date: in the newest sample, out the
+         * one four before it (the oldest but one of the five kept). */
+        int16_t sum = (int16_t)(s->sum + dv - s->hist_d[at]); /* at: now the oldest, four before the newest */
+        s->sum = sum;
+        uint16_t as = (uint16_t)(sum < 0 ? -sum : sum);
+        if (as >= s->level_lp4) return DETECT_NEEDS_STEP;
+        if (as > s->blk_lp) s->blk_lp = as;
+    }
     if (a > s->blk_max) s->blk_max = a;
     return DETECT_DONE;
 }
 
-/* Another pad's contact that explains this one as crosstalk (detect.h, 5):
- * it began before this one, within the window, and this one is sharp and
- * below xtalk % of it. */
-static uint8_t is_crosstalk(const detect_t *d, uint8_t pad) {
+/* The loudest other pad's contact that began before this pad's (within
+ * DETECT_XT_TOL_US of it, at most xwin_us earlier): the slap that could
+ * have shaken it. Leaves out pad `skip`. 0xFF: none. */
+static uint8_t louder_source(const detect_t *d, uint8_t pad, uint8_t skip) {
     const detect_pad_state_t *s = &d->st[pad];
-    const detect_pad_config_t *cfg = &d->pad[pad];
-    uint8_t xtalk = cfg->xtalk;
-    if (xtalk == 0) return 0;
-    /* A hand's push takes longer to its first peak than table vibration
-     * (give or take the sample it was seen at). */
-    if ((int16_t)(s->lobe_t - (uint16_t)s->onset_us) > (int16_t)(DETECT_XT_RISE_US + s->orise.dt1)) return 0;
-    uint32_t peak100 = (uint32_t)s->peak * 100u;
-    int32_t xwin = (int32_t)cfg->xwin_us;
+    int32_t xwin = (int32_t)d->pad[pad].xwin_us;
+    uint8_t best = 0xFFu;
+    uint16_t best_peak = 0;
     for (uint8_t j = 0; j < d->npads; j++) {
-        if (j == pad) continue;
+        if (j == pad || j == skip) continue;
         const detect_pad_state_t *o = &d->st[j];
-        if (o->peak <= s->peak) continue; /* only a louder one (xtalk <= 100 %) */
+        if (o->peak <= best_peak) continue;
         if (o->above < DETECT_MIN_SAMPLES) continue; /* no contact, or a glitch */
-        if (peak100 >= (uint32_t)o->peak * xtalk) continue;
         int32_t gap = since(s->onset_us, o->onset_us); /* > 0: the other came first */
         if (gap < -(int32_t)DETECT_XT_TOL_US || gap > xwin) continue;
-        return 1;
+        best = j;
+        best_peak = o->peak;
     }
-    return 0;
+    return best;
+}
+
+/* The pad whose slap explains this contact as crosstalk (detect.h, 5), or
+ * 0xFF: a sharp contact below xtalk % of the loudest slap that began before
+ * it; on a pad already shaken, the shake's own source does not count again. */
+/* The pad whose slap explains this contact as crosstalk (detect.h, 5), or
+ * 0xFF: a sharp contact below xtalk % of the loudest slap that began before
+ * it; on a pad already shaken, the shake's own source does not count again. */
+static uint8_t crosstalk_source(const detect_t *d, uint8_t pad) {
+    const detect_pad_state_t *s = &d->st[pad];
+    uint8_t xtalk = d->pad[pad].xtalk;
+    if (xtalk == 0 || !sharp(s)) return 0xFFu; /* off, or a hand's push */
+    uint8_t j = louder_source(d, pad, s->shaken ? s->shake_src : 0xFFu);
+    if (j == 0xFFu) return 0xFFu;
+    if ((uint32_t)s->peak * 100u >= (uint32_t)d->st[j].peak * xtalk) return 0xFFu;
+    return j;
 }
 
 COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, detect_hit_t *out) {
@@ -436,14 +517,24 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
     }
     /* Deciding one pad leaves the onset and peak every other pad's decision
      * needs in place, so the order pads are decided in never matters. */
-    uint8_t drop = is_crosstalk(d, pad);
+    uint8_t src = crosstalk_source(d, pad);
+    uint8_t drop = src != 0xFFu;
+#ifdef DETECT_DEBUG
+    fprintf(stderr, "pad %u decide at %u onset %u peak %u lobe %u lobe_dt %d clipped %u above %u shaken %u -> %s\n", pad + 1, now_us,
+            s->onset_us, s->peak, s->lobe, (int16_t)(s->lobe_end_t - (uint16_t)s->onset_us), s->clipped, s->above, s->shaken,
+            drop ? "DROP" : "report");
+#endif
     const detect_pad_config_t *cfg = &d->pad[pad];
     s->env = s->peak > 1023u ? 1023u : s->peak;
+    s->env_lp = s->env; /* a 4-sample sum of ringing stays within its peak */
+    s->blk_lp = s->env_lp; /* (for the first block too) */
     s->blk_max = 0;
     s->level = 0xFFFFu;
     s->blk_end_us = now_us; /* the next sample works out the level */
     if (drop) {
         s->state = DETECT_RING;
+        s->sum = sum4(s);
+        s->shake_src = src;
         d->dropped_xtalk++;
         return 0;
     }

@@ -22,36 +22,44 @@
  *      no further than a step more than twice as steep as the one before it
  *      (plus the minimum): there a hand landed on a pad that was already
  *      moving that way (ringing, a neighbour's shake).
- *   3. ONSET: the contact's onset is the start of that rise, back-dated along the line through the rise's first
- *      two samples to the level before it, never before the last quiet
- *      sample: the moment of contact, whatever the strength or the polarity
- *      (the polarity is the sign of the first half-wave).
+ *   3. ONSET: the contact's onset is the start of that rise, back-dated
+ *      along the line through the rise's first two samples to the level
+ *      before it, never before the last quiet sample: the moment of
+ *      contact, whatever the strength or the polarity (the polarity is the
+ *      sign of the first half-wave).
  *   4. SCAN for scan_us: keep the peak |d|, the samples at the ADC's rails
- *      (clipping), and the first half-wave's peak and when it came. If a
- *      later rise of either sign grows past 1.5 x a sharp first half-wave
- *      (a hand's own ringing never does), the first part was a neighbour's
- *      vibration: the onset moves to that rise (the player slapped a pad
- *      that was already shaking).
- *   5. DECIDE DETECT_XT_TOL_US + the longest scan after the onset, when every
- *      pad that could have caused it has its peak. Crosstalk is cancelled
- *      only forward in time: a contact is dropped if another pad's contact
- *      began before it (within DETECT_XT_TOL_US of it, at most xwin_us
- *      earlier), its own rise was sharp (at most DETECT_XT_RISE_US to the
- *      first peak: table vibration, not a hand) and its peak is below xtalk %
- *      of the other's. A clipped peak is estimated (Edrumulus' overload
- *      correction): every sample at the rails adds half the clip level, so
- *      a hard slap that clips is still the louder. A contact with fewer than
- *      DETECT_MIN_SAMPLES samples over the threshold is an electrical glitch
- *      (static, a motor starting; Edrumulus' spike cancellation).
+ *      (clipping), and the first half-wave: its peak, and when it fell below
+ *      half of it. A first half-wave over within DETECT_XT_LOBE_US of the
+ *      contact reaching its threshold is SHARP: table vibration, not a
+ *      hand's push, which lasts longer, clipped or not. If a later rise of
+ *      either sign grows past 1.5 x a sharp first half-wave (a hand's own
+ *      ringing never does), the first part was a neighbour's shake: the
+ *      onset moves to that rise (the player slapped a pad that was already
+ *      shaking), and the shake's source cannot explain the new contact.
+ *   5. DECIDE DETECT_XT_TOL_US + the longest scan + 1 ms after the onset,
+ *      when every pad that could have caused it has its peak. Crosstalk is
+ *      cancelled only forward in time (Edrumulus cancels by order of
+ *      detection): a contact is dropped if it is sharp and the loudest other
+ *      contact that began before it (within DETECT_XT_TOL_US of it, at most
+ *      xwin_us earlier) makes it smaller than xtalk % of that one's peak. A
+ *      clipped peak is estimated (after Edrumulus' overload correction):
+ *      every sample at the rails adds half the clip level, so a hard slap
+ *      that clips is still the louder. A contact with fewer than
+ *      DETECT_MIN_SAMPLES samples over the threshold is an electrical
+ *      glitch (static, a motor starting; Edrumulus' spike cancellation).
  *   6. Reported: a slap if the (estimated) peak reaches the slap threshold,
  *      else a touch. MASK: no new contact for mask_us after the onset unless
- *      it rises past twice the reported peak (the loud-hit escape). Then, and
- *      at once after a contact dropped as crosstalk, a new contact must rise
- *      past 1.5 x the pad's ringing envelope (the largest sample of the last
- *      2 ms block, or the one before it halved); the envelope
- *      follows the ringing down, so a pad shaken by a neighbour is not deaf
- *      for long, and back at rest it is on its fast path again.
- *
+ *      it rises past twice the reported peak (the loud-hit escape). Then a
+ *      new contact must rise past 1.5 x the pad's ringing envelope (the
+ *      largest sample of the last 2 ms block, or the one before it halved).
+ *      RING, at once after a contact dropped as crosstalk: the same, or a
+ *      sum of the last four samples past 1.5 x that sum's envelope: a
+ *      table's ringing (1.5..3 kHz) mostly cancels in it, the player's own
+ *      push (0.3..1 ms one way) does not, so a shaken pad is not deaf while
+ *      it rings. Only a slap that began after the shake can explain a
+ *      contact that starts on a ringing pad. Back at rest, a pad is on its
+ *      fast path again.
+
  * Times are uint32_t microseconds that wrap (every 71.6 minutes); all
  * comparisons use the signed difference, so the wrap is harmless.
  */
@@ -73,7 +81,9 @@ extern "C" {
 #define DETECT_DEFAULT_TOUCH 60u       /* ~290 mV: well above noise */
 #define DETECT_DEFAULT_SCAN_US 2000u   /* a hand slap peaks 0.2..1.5 ms after contact */
 #define DETECT_DEFAULT_MASK_US 30000ul /* nobody slaps the same pad twice in 30 ms */
+#ifndef DETECT_DEFAULT_XTALK
 #define DETECT_DEFAULT_XTALK 50u       /* percent of the loud peak */
+#endif
 #define DETECT_DEFAULT_XWIN_US 5000ul  /* table vibration arrives within a few ms */
 /* Not settable: a contact needs this many samples at or above its threshold;
  * fewer is an electrical glitch (static, a motor starting), never a hit. */
@@ -82,9 +92,12 @@ extern "C" {
 #define DETECT_ENV_BLOCK_US 2000u
 /* Not settable: the smallest step between two samples that starts a rise. */
 #define DETECT_RISE_STEP 8u
-/* Not settable: crosstalk is table vibration, whose first half-wave peaks
- * within this long; a hand's push takes longer. */
-#define DETECT_XT_RISE_US 260u
+/* Not settable: crosstalk is table vibration, whose first half-wave is over
+ * (below half its peak) within this long of its onset; a hand's push lasts
+ * longer, clipped or not. */
+#ifndef DETECT_XT_LOBE_US
+#define DETECT_XT_LOBE_US 650u
+#endif
 /* Not settable: a neighbour's vibration cannot start before the slap that
  * caused it; onsets are known to about this much. */
 #define DETECT_XT_TOL_US 100u
@@ -125,7 +138,7 @@ typedef struct {
 
 /* The last samples of each pad (deviation and the time's low 16 bits), for
  * finding the start of a contact's rise once it reaches the threshold. */
-#define DETECT_HIST 6u
+#define DETECT_HIST 5u
 
 /** Per-pad running state (exposed so the sketch can size it statically). */
 typedef struct {
@@ -135,6 +148,8 @@ typedef struct {
     uint8_t above;           /* contact: samples at or above the threshold (saturating) */
     uint8_t clipped;         /* contact: samples at the rails (saturating) */
     uint8_t lobe_done;       /* contact: the first half-wave is over */
+    uint8_t shaken;          /* contact: began on a pad still ringing from a neighbour's shake */
+    uint8_t shake_src;       /* the pad whose slap shook it (0xFF: unknown) */
     int8_t pol;              /* contact: sign of its first half-wave */
     uint8_t have_prev;
     uint8_t hist_at;         /* where the next sample goes in hist */
@@ -148,9 +163,15 @@ typedef struct {
     uint16_t peak;           /* |d| peak of the current or last contact (estimated if clipped) */
     uint16_t lobe;           /* peak of its first half-wave */
     uint16_t lobe_t;         /* when the first half-wave peaked (the time's low 16 bits) */
+    uint16_t lobe_end_t;     /* when it fell below half its peak (or the scan ended) */
+    uint16_t trig_t;         /* when the contact reached its threshold */
     uint16_t env;            /* ringing envelope (MASK/RING) */
     uint16_t level;          /* what a new contact needs (MASK/RING), per block */
     uint16_t blk_max;        /* largest |d| in the current envelope block */
+    uint16_t env_lp;         /* RING: envelope of the 4-sample sum of d (ringing averages out) */
+    uint16_t blk_lp;         /* RING: largest |4-sample sum| in the current block */
+    uint16_t level_lp4;      /* RING: what a new contact's 4-sample sum needs */
+    int16_t sum;             /* RING: the sum of the last four samples' d */
     union {                  /* (one field, by state: RAM is short) */
         uint32_t decide_us;  /* PENDING: when the crosstalk decision can be made */
         uint32_t blk_end_us; /* MASK, RING: when the envelope block ends */
@@ -181,7 +202,7 @@ void detect_init(detect_t *d, uint8_t npads);
 /** Call after changing any d->pad[] setting: refreshes the cached values. */
 void detect_settings_changed(detect_t *d);
 
-/** Forget every contact in progress and every rest point (they are learnt again). */
+/** Forget every contact in progress (the rest points and noise floors stay learnt). */
 void detect_reset_state(detect_t *d);
 
 /** The whole per-sample step, for the samples detect_sample_fast() does

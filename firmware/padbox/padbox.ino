@@ -83,7 +83,7 @@ static void clock_init(void) {
 
 /* ----------------------------------------------------------------- UART */
 
-#define TXQ_SIZE 128u /* a power of two; lines wait in the outbox, not here */
+#define TXQ_SIZE 128u /* a power of two, above the longest line (LVL, ~70 bytes); HIT/HB come a few bytes a scan */
 #define TXQ_MASK (TXQ_SIZE - 1u)
 static uint8_t txq[TXQ_SIZE];
 static volatile uint8_t rxq[32]; /* a command line is ~20 bytes, drained every scan */
@@ -174,16 +174,32 @@ static uint8_t fmt_step;         /* 0: idle */
 static uint8_t fmt_cfg;          /* the line in fmt belongs to the CFG reply */
 static uint8_t cfg_next = 0xFF;  /* CFG reply: next pad (0-based), npads: "OK CFG", 0xFF: none */
 
-static void send_line(proto_line_t *l);
-static void begin(proto_line_t *l, const char *type);
-/* The one buffer for lines built at once (replies, HELLO, LVL): a local
- * copy in each sender would cost the stack 86 bytes per inlined caller, and
- * 2 KB of RAM has no room for that. Only the main loop builds lines. */
-static proto_line_t imm;
+static proto_line_t *line_now(const char *type);
+static void send_now(void);
 
 enum { STEP_CFG_LIMITS = 5, STEP_CFG_TIMES, STEP_CFG_XTALK, STEP_SEND = 9, STEP_TIME_REST, STEP_FINISH };
 static uint16_t fmt_part; /* HIT/HB: the time's rest between two steps, then the finished length */
+static uint8_t fmt_sent;  /* bytes of the finished line in fmt already in the UART queue */
 static void queue_line(const proto_line_t *l);
+#define SEND_CHUNK 8u     /* bytes copied to the UART queue per scan (~100 cycles) */
+
+/* Queue the finished line in fmt a few bytes a scan, as the UART queue has
+ * room: waiting here a scan at a time, never in a loop, so sampling never
+ * stalls behind the serial line. 1 once all of it is queued (or it
+ * overflowed and is not sent). */
+static uint8_t fmt_send_step(void) {
+    if (!fmt_part) return 1;
+    uint8_t n = (uint8_t)(fmt.len - fmt_sent);
+    if (n > SEND_CHUNK) n = SEND_CHUNK;
+    if (tx_free() < n) return 0;
+    for (; n; n--) {
+        txq[tx_head] = (uint8_t)fmt.buf[fmt_sent++];
+        tx_head = (uint8_t)((tx_head + 1u) & TXQ_MASK);
+    }
+    if (fmt_sent < fmt.len) return 0;
+    fmt_sent = 0;
+    return 1;
+}
 
 /* The CFG reply: one line per pad, then OK CFG. */
 static void cfg_step(void) {
@@ -209,8 +225,7 @@ static void cfg_step(void) {
         fmt_step = STEP_SEND;
         break;
     default:
-        if (fmt_part && tx_free() < fmt.len) break; /* room first, a scan at a time */
-        if (fmt_part) queue_line(&fmt);
+        if (!fmt_send_step()) break;
         fmt_step = 0;
         cfg_next = cfg_next >= npads ? 0xFF : (uint8_t)(cfg_next + 1);
         break;
@@ -220,17 +235,17 @@ static void cfg_step(void) {
 static void outbox_step(void) {
     if (fmt_step == 0) {
         if (rec_head != rec_tail) {
-            begin(&fmt, recq[rec_tail].kind == REC_HIT ? "HIT" : "HB");
+            proto_begin(&fmt, seq++, recq[rec_tail].kind == REC_HIT ? "HIT" : "HB");
             fmt_cfg = 0;
             fmt_step = 1;
         } else if (cfg_next != 0xFF) {
             fmt_cfg = 1;
             if (cfg_next >= npads) {
-                begin(&fmt, "OK");
+                proto_begin(&fmt, seq++, "OK");
                 proto_add_str(&fmt, "CFG");
                 fmt_step = STEP_FINISH;
             } else {
-                begin(&fmt, "CFG");
+                proto_begin(&fmt, seq++, "CFG");
                 proto_add_u32(&fmt, (uint32_t)cfg_next + 1u);
                 fmt_step = STEP_CFG_LIMITS;
             }
@@ -267,10 +282,7 @@ static void outbox_step(void) {
         fmt_step = STEP_SEND;
         break;
     default:
-        /* Wait for room in the UART queue here, a scan at a time, never in
-         * a loop: sampling must not stall behind the serial line. */
-        if (fmt_part && tx_free() < fmt.len) break;
-        if (fmt_part) queue_line(&fmt);
+        if (!fmt_send_step()) break;
         rec_tail = (uint8_t)((rec_tail + 1) & RECQ_MASK);
         fmt_step = 0;
         break;
@@ -304,30 +316,29 @@ static void queue_line(const proto_line_t *l) {
     }
 }
 
-/** Finish a line and queue it. */
-static void send_line(proto_line_t *l) {
-    if (l != &fmt) outbox_flush();
-    if (!proto_finish(l)) return;
-    queue_line(l);
+/* Lines built at once (HELLO, replies, LVL) use fmt too, once the outbox
+ * has sent what it holds: 2 KB of RAM has no room for a second line
+ * buffer. Only the main loop builds lines. */
+static proto_line_t *line_now(const char *type) {
+    outbox_flush();
+    proto_begin(&fmt, seq++, type);
+    return &fmt;
 }
 
-/* Start a line with the next sequence number (finishing queued lines first,
- * unless this is the queued line itself). */
-static void begin(proto_line_t *l, const char *type) {
-    if (l != &fmt) outbox_flush();
-    proto_begin(l, seq++, type);
+/** Finish the line line_now() began and queue it (waiting for room: these lines are rare). */
+static void send_now(void) {
+    if (proto_finish(&fmt)) queue_line(&fmt);
 }
 
 static void send_hello(void) {
-    proto_line_t &l = imm;
-    begin(&l, "HELLO");
+    proto_line_t &l = *line_now("HELLO");
     proto_add_u32(&l, PROTO_VERSION);
     proto_add_str(&l, FW_VERSION);
     proto_add_u32(&l, npads);
     proto_add_u32(&l, button_mode ? BUTTON_RESOLUTION_US : scan_res_us);
     proto_add_str(&l, button_mode ? "button" : "piezo");
     proto_add_u32(&l, clock_us());
-    send_line(&l);
+    send_now();
 }
 
 static void send_hit(uint8_t pad0, uint32_t t_us, uint8_t slap, uint16_t peak) {
@@ -335,8 +346,7 @@ static void send_hit(uint8_t pad0, uint32_t t_us, uint8_t slap, uint16_t peak) {
 }
 
 static void send_lvl(void) {
-    proto_line_t &l = imm;
-    begin(&l, "LVL");
+    proto_line_t &l = *line_now("LVL");
     proto_add_u32(&l, clock_us());
     proto_add_hex3(&l, lvl_latest, npads);
     proto_add_hex3(&l, lvl_peak, npads);
@@ -344,22 +354,20 @@ static void send_lvl(void) {
     /* Levels are the one thing worth dropping when the link is busy; the
      * sequence number is used up anyway, so the host sees the gap. */
     if (tx_free() < PROTO_MAX_LINE) return;
-    send_line(&l);
+    send_now();
 }
 
 static void send_ok(const proto_cmd_t *cmd) {
-    proto_line_t &l = imm;
-    begin(&l, "OK");
+    proto_line_t &l = *line_now("OK");
     proto_add_cmd_echo(&l, cmd);
-    send_line(&l);
+    send_now();
 }
 
 static void send_err(uint8_t err, const char *word) {
-    proto_line_t &l = imm;
-    begin(&l, "ERR");
+    proto_line_t &l = *line_now("ERR");
     proto_add_str(&l, proto_err_name(err));
     proto_add_str(&l, word);
-    send_line(&l);
+    send_now();
 }
 
 /* -------------------------------------------------------------- EEPROM */
