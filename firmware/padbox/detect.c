@@ -32,9 +32,9 @@
 /* Decide this long after the onset plus the longest scan, so that a
  * neighbour whose onset was back-dated a few samples has finished too. */
 #define DECIDE_MARGIN_US 1000u
-/* A clipped contact: each of its samples at the rails (in the whole scan:
- * a hard slap's ringing clips too) adds half the clip level to its peak. */
-#define CLIP_SHIFT 1
+/* A clipped contact's peak doubles every this many of its samples at the
+ * rails (in the whole scan: a hard slap's ringing clips too). */
+#define CLIP_DOUBLING 3u /* (estimated_peak() counts on 3) */
 
 static int32_t since(uint32_t t, uint32_t ref) { return (int32_t)(t - ref); }
 static uint8_t louder_source(const detect_t *d, uint8_t pad, uint8_t skip);
@@ -248,11 +248,18 @@ static uint32_t back_date(const detect_rise_t *o) {
     return t1 - back;
 }
 
-/* The peak with clipping undone (Edrumulus' overload correction, simplified):
- * each sample at the rails adds half the clip level. */
+/* The peak with clipping undone (after Edrumulus' overload correction, which
+ * maps the number of overloaded samples to a gain). */
 static uint16_t estimated_peak(const detect_pad_state_t *s) {
     if (!s->clipped) return s->peak;
-    uint32_t est = (uint32_t)s->peak + (uint32_t)(s->peak >> CLIP_SHIFT) * s->clipped;
+    /* A ringing that decays exponentially stays clipped for a time that
+     * grows with the log of its size: the peak doubles every CLIP_DOUBLING
+     * samples at the rails (fitted on the table model: a hard slap's ringing
+     * and a neighbour's shake clip for very different times). */
+    uint8_t q = (uint8_t)(s->clipped / CLIP_DOUBLING), r = (uint8_t)(s->clipped % CLIP_DOUBLING);
+    if (q > 6u) return 0xFFFEu;
+    uint32_t est = (uint32_t)s->peak << q;
+    est += (est * (r == 0u ? 0u : r == 1u ? 85u : 171u)) >> 8; /* x (1 + r/3), no division */
     return est > 0xFFFEu ? 0xFFFEu : (uint16_t)est;
 }
 
@@ -265,6 +272,22 @@ static COLD void end_scan(detect_t *d, detect_pad_state_t *s) {
     s->peak = estimated_peak(s);
     s->decide_us = decide_time(d, s);
     s->state = DETECT_PENDING;
+}
+
+/* A rise half as big again as a sharp first half-wave, in the scan or while
+ * the contact waits for its decision: that first part was a neighbour's
+ * shake, this is the player's own slap; the contact starts again here and
+ * the shake's source cannot explain it. (A hand's first half-wave stays: a
+ * neighbour's shake on top of it changes nothing; nor can a hand slap the
+ * same pad twice within milliseconds.) 1 if it did. */
+static uint8_t own_rise(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, int16_t dv, uint16_t a,
+                        uint32_t t_us) {
+    if (!s->lobe_done || a <= s->lobe + (s->lobe >> 1) || !sharp(s)) return 0;
+    uint8_t src = louder_source(d, pad, 0xFFu);
+    start_contact(d, s, pad, raw, dv, a, t_us, t_us - (uint16_t)((uint16_t)t_us - s->lobe_t)); /* not before the shake's peak */
+    s->shaken = 1;
+    s->shake_src = src;
+    return 1;
 }
 
 /* A SCAN sample: the peak, the first half-wave, a rise that dwarfs the first
@@ -291,14 +314,7 @@ static COLD void scan_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, ui
             s->lobe_done = 1;
             s->lobe_end_t = (uint16_t)t_us;
         }
-    } else if (a > s->lobe + (s->lobe >> 1) && sharp(s)) {
-        /* Half as big again as a sharp first half-wave: that was a
-         * neighbour's shake, this is the player's own slap. (A hand's first
-         * half-wave stays: a neighbour's shake on top of it changes nothing.) */
-        uint8_t src = louder_source(d, pad, 0xFFu);
-        start_contact(d, s, pad, raw, dv, a, t_us, t_us - (uint16_t)((uint16_t)t_us - s->lobe_t)); /* not before the shake's peak */
-        s->shaken = 1; /* the shake's source has had its say */
-        s->shake_src = src;
+    } else if (own_rise(d, s, pad, raw, dv, a, t_us)) {
         return;
     }
     if (since(t_us, s->scan_end_us) >= 0) end_scan(d, s);
@@ -379,6 +395,7 @@ COLD void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t 
         scan_sample(d, s, pad, raw, dv, a, t_us);
         break;
     case DETECT_PENDING:
+        own_rise(d, s, pad, raw, dv, a, t_us);
         break;
     default: /* MASK, RING: a new block, or a new contact */
         if (since(t_us, s->blk_end_us) >= 0) ring_block(d, s, pad, t_us);
@@ -448,7 +465,7 @@ OWN_FRAME uint8_t detect_sample_fast(detect_pad_state_t *s, uint16_t raw, uint16
         }
         return DETECT_DONE;
     }
-    if (state == DETECT_PENDING) return DETECT_DONE;
+    if (state == DETECT_PENDING) return a > s->lobe + (s->lobe >> 1) ? DETECT_NEEDS_STEP : DETECT_DONE;
     /* MASK, RING */
     if (a >= s->level || (int16_t)(t_lo - (uint16_t)s->blk_end_us) >= 0) return DETECT_NEEDS_STEP;
     if (state == DETECT_RING) {

@@ -87,6 +87,27 @@ static volatile sig_atomic_t stop;
 static uint16_t sp_min = 0xFFFF;
 static uint32_t sp_min_pc;
 
+/* HARNESS_SCANPROF=file: for every scan of pad 1 longer than
+ * HARNESS_SCANPROF_CYCLES (default 2400), the flash addresses it ran,
+ * "scan <cycles> <end_us>" then "<addr> <count>" lines (hot spots of slow scans). */
+/* HARNESS_ADCLOG=file: every conversion, "<channel> <time us>", in order
+ * (the host tests can replay the very same samples through detect.c). */
+static FILE *adclog;
+static FILE *scanprof;
+static uint32_t scanprof_min = 2400;
+static uint16_t scanprof_pc[16384];
+static uint16_t scanprof_hit[16384];
+static int scanprof_n;
+
+static void scanprof_end(uint32_t cycles) {
+    if (scanprof && cycles >= scanprof_min) {
+        fprintf(scanprof, "scan %u\n", cycles);
+        for (int i = 0; i < scanprof_n; i++) fprintf(scanprof, "%x %u\n", scanprof_pc[i] * 2, scanprof_hit[scanprof_pc[i]]);
+    }
+    for (int i = 0; i < scanprof_n; i++) scanprof_hit[scanprof_pc[i]] = 0;
+    scanprof_n = 0;
+}
+
 static double now_us(void) {
     if (!clock_started) return -1e9; /* before the clock: silence */
     return (double)(avr->cycle - clock_start) / CYCLES_PER_US;
@@ -110,6 +131,7 @@ static void adc_trigger(struct avr_irq_t *irq, uint32_t value, void *param) {
         if (last_ch0 && clock_started && said_hello && nscans < MAX_SCANS) {
             uint32_t c = (uint32_t)(avr->cycle - last_ch0);
             scan_cycles[nscans++] = c;
+            scanprof_end(c);
             if (c > scan_max) {
                 scan_max = c;
                 scan_max_at_us = now_us();
@@ -128,6 +150,7 @@ static void adc_trigger(struct avr_irq_t *irq, uint32_t value, void *param) {
     }
     last_ch[ch] = avr->cycle;
     double mv = scn_pad_mv(&scn, ch, now_us());
+    if (adclog) fprintf(adclog, "%d %.4f\n", ch, now_us());
     avr_raise_irq(avr_io_getirq(avr, AVR_IOCTL_ADC_GETIRQ, ADC_IRQ_ADC0 + ch), (uint32_t)mv);
 }
 
@@ -342,6 +365,9 @@ int main(int argc, char **argv) {
     static uint32_t *profile;
     const char *profile_path = getenv("HARNESS_PROFILE");
     if (profile_path) profile = calloc(16384, sizeof *profile);
+    if (getenv("HARNESS_ADCLOG")) adclog = fopen(getenv("HARNESS_ADCLOG"), "w");
+    if (getenv("HARNESS_SCANPROF")) scanprof = fopen(getenv("HARNESS_SCANPROF"), "w");
+    if (getenv("HARNESS_SCANPROF_CYCLES")) scanprof_min = (uint32_t)atoi(getenv("HARNESS_SCANPROF_CYCLES"));
     int sent = 0;
     int button_low[SCN_PADS] = {0};
     double wall0 = 0;
@@ -350,6 +376,10 @@ int main(int argc, char **argv) {
     double next_pty_us = 0;
     for (;;) {
         if (profile && clock_started) profile[avr->pc / 2]++;
+        if (scanprof && said_hello) {
+            uint16_t w = (uint16_t)(avr->pc / 2);
+            if (scanprof_hit[w]++ == 0 && scanprof_n < 16384) scanprof_pc[scanprof_n++] = w;
+        }
         {
             /* Stack high-water mark: the lowest stack pointer seen. */
             uint16_t sp = (uint16_t)(avr->data[0x5D] | (avr->data[0x5E] << 8));
