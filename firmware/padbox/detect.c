@@ -74,6 +74,7 @@ void detect_init(detect_t *d, uint8_t npads) {
     for (uint8_t i = 0; i < DETECT_MAX_PADS; i++) detect_default_config(&d->pad[i]);
     d->dropped_xtalk = 0;
     d->dropped_glitch = 0;
+    d->decide_budget = 0xFFu;
     memset(d->st, 0, sizeof d->st);
     detect_settings_changed(d);
 }
@@ -524,6 +525,8 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
     if (s->state == DETECT_SCAN && since(now_us, s->scan_end_us) >= 0) end_scan(d, s); /* a pad no longer sampled */
     if (s->state != DETECT_PENDING) return 0;
     if (since(now_us, s->decide_us) < 0) return 0; /* a neighbour may still be scanning */
+    if (d->decide_budget == 0) return 0; /* a later scan decides it: the onset stays what it is */
+    if (d->decide_budget != 0xFFu) d->decide_budget--;
 
     if (s->above < DETECT_MIN_SAMPLES) {
         /* A glitch: no contact, no ringing to wait out; it explains nothing. */

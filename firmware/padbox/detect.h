@@ -188,6 +188,9 @@ typedef struct {
     uint16_t max_scan_us;          /* longest scan of any pad (cached) */
     uint16_t dropped_xtalk;        /* contacts dropped as crosstalk since init */
     uint16_t dropped_glitch;       /* contacts dropped as too short (glitches) */
+    uint8_t decide_budget;         /* decisions still allowed now (0xFF: no limit); the
+                                      firmware allows one a scan, so eight contacts
+                                      ending together cannot stretch one scan */
 } detect_t;
 
 /** The factory settings of one pad. */

@@ -595,6 +595,7 @@ static void scan_pads(uint8_t count) {
         slot_work(s, ch, t);
     }
     measure_scan(scan_ch_t);
+    det.decide_budget = 1; /* one crosstalk decision a scan (~500 cycles each) */
     if (count && --count == 0) return;
     }
 }
