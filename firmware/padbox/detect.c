@@ -233,6 +233,21 @@ static uint16_t ratio64(uint16_t num, uint16_t den) {
  * its first two samples to the level before it, no earlier than the sample
  * before it. With one sample of the rise only (or a flat second step, as
  * when it clips), halfway between the sample before and the first of it. */
+#define ORISE_DATED 3u /* orise.n once the onset is worked out */
+
+/* When a line through (t_a, y_a) and y_b dt later reached y_base, at most
+ * max_back before t_a; 0xFFFFFFFF when the line does not rise (dir's way). */
+static uint32_t extrapolate(uint32_t t_a, int16_t y_base, int16_t y_a, int16_t y_b, uint16_t dt, uint16_t max_back,
+                            int8_t dir) {
+    int16_t num = (int16_t)((y_a - y_base) * dir);
+    int16_t den = (int16_t)((y_b - y_a) * dir);
+    if (den <= 0) return 0xFFFFFFFFu;
+    if (num <= 0) return t_a;
+    if ((uint32_t)num * dt >= (uint32_t)den * max_back || (uint16_t)num >= (uint16_t)den * 4u) return t_a - max_back;
+    uint32_t back = ((uint32_t)dt * ratio64((uint16_t)num, (uint16_t)den)) >> 6;
+    return t_a - (back > max_back ? max_back : back);
+}
+
 static uint32_t back_date(const detect_rise_t *o) {
     uint32_t t1 = o->t0 + o->dt1;
     if (o->n < 2) return o->t0 + (o->dt1 >> 1);
@@ -269,7 +284,7 @@ static COLD void end_scan(detect_t *d, detect_pad_state_t *s) {
         s->lobe_done = 1;
         s->lobe_end_t = (uint16_t)s->scan_end_us;
     }
-    s->onset_us = back_date(&s->orise);
+    if (s->orise.n != ORISE_DATED) s->onset_us = back_date(&s->orise); /* (a pad no longer sampled) */
     s->peak = estimated_peak(s);
     s->decide_us = decide_time(d, s);
     s->state = DETECT_PENDING;
@@ -297,11 +312,24 @@ static uint8_t own_rise(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_
 static COLD void scan_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, int16_t dv,
                              uint16_t a, uint32_t t_us) {
     detect_rise_t *o = &s->orise;
-    if (o->n == 1) { /* the rise's second sample is this one */
+    if (o->n != ORISE_DATED) {
+        /* The first sample after the contact started: its onset, from the
+         * rise's first two samples, or from the line through the sample that
+         * reached the threshold and this one, whichever is later (a hand
+         * landing on a pad that was already moving: the steep new slope). */
         uint8_t at = s->hist_at, prev = (uint8_t)(at >= 2u ? at - 2u : at + DETECT_HIST - 2u);
-        o->y2 = dv;
-        o->dt2 = (uint16_t)((uint16_t)t_us - s->hist_t[prev]);
-        o->n = 2;
+        uint16_t dt = (uint16_t)((uint16_t)t_us - s->hist_t[prev]);
+        if (o->n == 1) { /* the rise's second sample is this one */
+            o->y2 = dv;
+            o->dt2 = dt;
+            o->n = 2;
+        }
+        uint32_t onset = back_date(o);
+        uint32_t t_trig = t_us - dt;
+        uint32_t steep = extrapolate(t_trig, o->y0, s->hist_d[prev], dv, dt, (uint16_t)(t_trig - o->t0), o->dir);
+        if (steep != 0xFFFFFFFFu && since(steep, onset) > 0) onset = steep;
+        s->onset_us = onset;
+        o->n = ORISE_DATED;
     }
     if (a > s->peak) s->peak = a;
     if (a >= d->thr[pad] && s->above < 255) s->above++;
@@ -449,7 +477,7 @@ OWN_FRAME uint8_t detect_sample_fast(detect_pad_state_t *s, uint16_t raw, uint16
     if (state == DETECT_SCAN) {
         /* What the slow path finishes: the rise's second sample, the scan's
          * end, a rise that dwarfs a finished first half-wave. */
-        if (s->orise.n == 1 || (int16_t)(t_lo - (uint16_t)s->scan_end_us) >= 0) return DETECT_NEEDS_STEP;
+        if (s->orise.n != ORISE_DATED || (int16_t)(t_lo - (uint16_t)s->scan_end_us) >= 0) return DETECT_NEEDS_STEP;
         if (s->lobe_done && a > s->lobe + (s->lobe >> 1)) return DETECT_NEEDS_STEP;
         if (a > s->peak) s->peak = a;
         if (a >= s->thr_now && s->above < 255) s->above++;
