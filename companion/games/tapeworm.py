@@ -34,6 +34,9 @@ class TapewormState:
     order: list[int] = field(default_factory=list)
     current: int = 0  # index into order
     has_drawn: bool = False
+    #: Whether this turn owes a draw: decided when the turn starts (a card could be drawn then),
+    #: never re-checked against the piles later in the turn.
+    draw_owed: bool = False
     played_this_turn: int = 0
     last_to_play: int | None = None
     turn: int = 1
@@ -101,7 +104,7 @@ class Tapeworm(Game):
         """Check the current player may play a card now and holds ``cards_from_hand``; return their id."""
         self._check_playing()
         pid = self.current_player
-        if not self.state.has_drawn and self._can_draw():
+        if self._draw_due():
             raise RuleError(f"{self._name(pid)} must draw a card before playing")
         held = self.state.hands[pid]
         if held < cards_from_hand:
@@ -112,6 +115,10 @@ class Tapeworm(Game):
 
     def _can_draw(self) -> bool:
         return self.state.deck + self.state.discard > 0
+
+    def _draw_due(self) -> bool:
+        """True while the turn's opening draw is owed and not yet taken."""
+        return self.state.draw_owed and not self.state.has_drawn
 
     def _draws(self, pid: int, count: int) -> list[Event]:
         """Events for ``pid`` drawing ``count`` cards, reshuffling the discard pile when the deck runs out.
@@ -166,6 +173,9 @@ class Tapeworm(Game):
             raise RuleError(f"{self._name(pid)} has already drawn this turn")
         if not self._can_draw():
             raise RuleError("the deck and the discard pile are empty: play on without drawing")
+        if not self.state.draw_owed:
+            # The rulebook's draw comes first in the turn; a pile refilled later (a Cut, a Dig) owes none.
+            raise RuleError("no draw is owed this turn: the deck and the discard pile were empty when it started")
         return [*self._draws(pid, 1), Event("turn_drawn", {"player": pid})]
 
     def _decide_play(self, args: Mapping[str, Any]) -> list[Event]:
@@ -234,7 +244,7 @@ class Tapeworm(Game):
     def _decide_end_turn(self, args: Mapping[str, Any]) -> list[Event]:
         self._check_playing()
         pid = self.current_player
-        if not self.state.has_drawn and self._can_draw():
+        if self._draw_due():
             raise RuleError(f"{self._name(pid)} must draw a card before ending the turn")
         events = [Event("turn_ended", {"player": pid})]
         if self.state.hands[pid] == 0:
@@ -244,7 +254,7 @@ class Tapeworm(Game):
     def _decide_declare_locked(self, args: Mapping[str, Any]) -> list[Event]:
         self._check_playing()
         pid = self.current_player
-        if not self.state.has_drawn and self._can_draw():
+        if self._draw_due():
             # The turn starts with the draw, and the card drawn may be the Cut that unlocks the table.
             raise RuleError(f"{self._name(pid)} must draw a card first: it may be a Cut")
         last = self.state.last_to_play
@@ -267,6 +277,7 @@ class Tapeworm(Game):
             ids = [p.id for p in self.players]
             i = ids.index(d["first"])
             s.order = ids[i:] + ids[:i]
+            s.draw_owed = self._can_draw()
             s.log.append(f"Dealt {HAND_SIZE} cards each; {self._name(d['first'])} starts")
         elif t == "reshuffled":
             s.deck += d["cards"]
@@ -328,6 +339,7 @@ class Tapeworm(Game):
         s = self.state
         s.current = (s.current + 1) % len(s.order)
         s.has_drawn = False
+        s.draw_owed = self._can_draw()
         s.played_this_turn = 0
         s.turn += 1
 
@@ -346,7 +358,7 @@ class Tapeworm(Game):
             "current": self.current_player if dealt and s.winner is None else None,
             "order": list(s.order),
             "has_drawn": s.has_drawn,
-            "must_draw": dealt and not s.has_drawn and self._can_draw() and s.winner is None,
+            "must_draw": dealt and self._draw_due() and s.winner is None,
             "played_this_turn": s.played_this_turn,
             "hands": [{"player": pid, "cards": s.hands.get(pid, 0)} for pid in s.order],
             "deck": s.deck,
