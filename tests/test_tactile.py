@@ -130,6 +130,8 @@ def test_scenarios_cover_the_issue() -> None:
     for needed in (
         "showdown_victory",
         "brawl_victory",
+        "brawl_both_discs_one_tile_eliminates",
+        "brawl_one_disc_per_score_tile",
         "team_victory_elimination_skipping",
         "two_action_limit",
         "activation_chain",

@@ -133,6 +133,7 @@ class TacTile(Game):
             resources={pid: {c: 0 for c in COLOURS} for pid in ids},
             stockpile=dict(resources),
             market=Market(unseen=self.settings["deck_size"], slots=[None] * MARKET_SIZE),
+            one_disc_per_tile=self.settings["brawl_one_disc_per_tile"],
         )
         for i in range(MARKET_SIZE):  # the first six cards are dealt face up at setup
             self.state.market.draw_into(i)
@@ -153,6 +154,7 @@ class TacTile(Game):
             "first_player": None,
             "push_needs_contact": False,
             "pad_ends_turn": True,
+            "brawl_one_disc_per_tile": False,
         }
 
     @classmethod
@@ -176,7 +178,7 @@ class TacTile(Game):
         first = out["first_player"]
         if first is not None and (isinstance(first, bool) or not isinstance(first, int)):
             raise InputError(f"'first_player' must be a player id or null, got {first!r}")
-        for key in ("push_needs_contact", "pad_ends_turn"):
+        for key in ("push_needs_contact", "pad_ends_turn", "brawl_one_disc_per_tile"):
             if not isinstance(out[key], bool):
                 raise InputError(f"'{key}' must be true or false, got {out[key]!r}")
         return out

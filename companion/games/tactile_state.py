@@ -65,6 +65,9 @@ class TactileState:
     #: Time each player has spent on finished turns (pad source clock), and when this turn began.
     clock_us: dict[int, int] = field(default_factory=dict)
     turn_started_us: int | None = None
+    #: House rule ``brawl_one_disc_per_tile``: in Brawl a second disc may not enter the score tile
+    #: where the first scored (the rulebook allows it; the player is then eliminated).
+    one_disc_per_tile: bool = False
 
     # ----- reading the board -------------------------------------------------
     def home_owner(self, tile: Tile) -> int | None:
@@ -91,9 +94,10 @@ class TactileState:
         return sorted(cid for cid, who in self.owner.items() if who == pid)
 
     def open_score_tiles(self, disc: Disc) -> tuple[Tile, ...]:
-        """Where this disc may still score: in Brawl each of your discs needs its own score tile."""
+        """Where this disc may still score: every score tile, but with the house rule
+        ``brawl_one_disc_per_tile`` a Brawl disc may not follow the first onto its tile."""
         tiles = self.score_tiles[disc.player]
-        if len(tiles) == 1:  # Showdown and Team Battle: both discs score on the same tile
+        if len(tiles) == 1 or not self.one_disc_per_tile:
             return tiles
         used = {d.scored_on for d in self.discs_of(disc.player) if d.scored_on is not None}
         return tuple(t for t in self.score_tiles[disc.player] if t not in used)
@@ -167,23 +171,42 @@ class TactileState:
         return notes
 
     def after_score(self, pid: int) -> list[str]:
-        """Victory (the game ends at once) or, in Team Battle, elimination."""
+        """Victory (the game ends at once) or elimination.
+
+        Brawl Victory needs one disc on each score tile: both discs on the
+        same one eliminate the player instead. Once every player is
+        eliminated nobody can win and the game ends without a winner.
+        """
         scored = lambda p: sum(1 for d in self.discs_of(p) if d.scored_on is not None)  # noqa: E731
         ally = self.allies[pid]
         if ally is None:
-            if scored(pid) == 2:
+            if scored(pid) < 2:
+                return []
+            tiles = {d.scored_on for d in self.discs_of(pid)}
+            if self.mode != "brawl" or len(tiles) == 2:
                 self.phase, self.winners = "over", [pid]
                 self.reason = f"{self.who(pid)} scored both discs: {self.mode.capitalize()} Victory"
                 return [self.note(self.reason)]
-            return []
+            return self.eliminate(pid, f"{self.who(pid)} scored both discs on {tile_name(next(iter(tiles)))} (no Brawl Victory)")
         if scored(pid) + scored(ally) >= 3:
             self.phase, self.winners = "over", sorted([pid, ally])
             self.reason = f"{self.who(pid)} and {self.who(ally)} scored 3 of their 4 discs: Team Victory"
             return [self.note(self.reason)]
-        if scored(pid) == 2 and pid not in self.eliminated:
-            self.eliminated.append(pid)
-            return [self.note(f"{self.who(pid)} has scored both discs and is eliminated; their turns are skipped")]
+        if scored(pid) == 2:
+            return self.eliminate(pid, f"{self.who(pid)} has scored both discs")
         return []
+
+    def eliminate(self, pid: int, why: str) -> list[str]:
+        """Eliminate ``pid`` (their turns are skipped); with nobody left the game ends without a winner."""
+        if pid in self.eliminated:
+            return []
+        self.eliminated.append(pid)
+        notes = [self.note(f"{why} and is eliminated; their turns are skipped")]
+        if len(self.eliminated) == len(self.order):
+            self.phase, self.winners = "over", []
+            self.reason = "every player is eliminated: nobody won"
+            notes.append(self.note(self.reason))
+        return notes
 
     def push(self, disc_id: str, to: Tile, card: int) -> list[str]:
         """Push another player's disc; a push never activates cards."""

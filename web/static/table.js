@@ -155,6 +155,7 @@
     "tactile.layout": { label: "Board tiles", type: "choice", choices: [["shuffle", "shuffled"], ["enter", "entered by hand"]] },
     "tactile.pad_ends_turn": { label: "A pad slap ends the turn" },
     "tactile.push_needs_contact": { label: "Push needs contact" },
+    "tactile.brawl_one_disc_per_tile": { label: "House rule: one disc on each Brawl score tile (3 players)", advanced: true },
     "tactile.deck_size": { label: "Deck", unit: "cards", min: 1, advanced: true },
     "tactile.resources": { label: "Resources", type: "counts", unit: "each", advanced: true },
     "tactile.tiles": { label: "Tiles", type: "counts", unit: "each", advanced: true },
