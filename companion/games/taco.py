@@ -524,7 +524,7 @@ class TacoGame(Game):
         if w["kind"] == "due":
             return self._judge_due(w["hits"], w)
         if w["kind"] == "flinch":
-            return flinch_verdict(w["flinches"], self.seats)
+            return flinch_verdict(w["flinches"], self.seats, ref_us=w.get("ref_at"))
         return self._judge_physical(w["hits"])
 
     def _judge_due(self, hits: list[dict[str, Any]], w: dict[str, Any]) -> dict[str, Any]:
@@ -604,7 +604,7 @@ class TacoGame(Game):
         if w is not None:
             if w["kind"] == "flinch":
                 # The flinch hits are in the log: judge them as they are.
-                events.append(self._verdict_event(flinch_verdict(w["flinches"], self.seats), now_us))
+                events.append(self._verdict_event(flinch_verdict(w["flinches"], self.seats, ref_us=w.get("ref_at")), now_us))
             else:
                 events.append(Event("window_voided", {"at_us": now_us, "reason": "the service restarted during a slap window"}))
         if self.digital and not self.paused:
@@ -714,7 +714,9 @@ class TacoGame(Game):
         flinch = {k: d[k] for k in ("player", "at_us", "pad", "kind", "resolution_us", "reason")}
         if self.window is None or self.window["kind"] != "flinch":
             card_at = self.window["card_at"] if self.window and self.window["kind"] == "due" else None
-            self.window = {"kind": "flinch", "flinches": [], "card_at": card_at}
+            # Digital play knows when the card on the table appeared: the verdict is timed from it.
+            ref_at = self.top["at_us"] if self.digital and self.top is not None else None
+            self.window = {"kind": "flinch", "flinches": [], "card_at": card_at, "ref_at": ref_at}
             self.next_flip_at = None
         self.window["flinches"].append(flinch)
 

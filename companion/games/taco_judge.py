@@ -139,11 +139,19 @@ def slap_verdict(
     }
 
 
-def flinch_verdict(flinches: Iterable[dict[str, Any]], seats: Sequence[int] = (), *, why: str | None = None) -> dict[str, Any]:
+def flinch_verdict(
+    flinches: Iterable[dict[str, Any]],
+    seats: Sequence[int] = (),
+    *,
+    why: str | None = None,
+    ref_us: int | None = None,
+) -> dict[str, Any]:
     """Judge flinches: the earliest flincher (by onset) takes the pile.
 
     Each flinch dict carries a ``reason`` (e.g. "false start: 62.0 ms after the card").
     ``still`` lists the other players of ``seats``: they rightly did not slap.
+    ``ref_us`` is the time the card on the table appeared (digital play knows
+    it): times are then measured from the card, else from the first flinch.
     """
     hits = ordered(flinches)
     first = hits[0]
@@ -156,13 +164,14 @@ def flinch_verdict(flinches: Iterable[dict[str, Any]], seats: Sequence[int] = ()
         if note:
             photos.append(note)
             reason += f" (photo finish: {note['margin_ms']} ms)"
-    entries = _entries(hits, first["at_us"])
+    ref = ref_us if ref_us is not None else first["at_us"]
+    entries = _entries(hits, ref)
     for entry, h in zip(entries, hits):
         entry["flinch"] = h.get("reason", "")
     return {
         "kind": "flinch",
-        "timing": "first_slap",
-        "ref_us": first["at_us"],
+        "timing": "card" if ref_us is not None else "first_slap",
+        "ref_us": ref,
         "order": entries,
         "missing": [],
         "still": [pid for pid in seats if pid not in {h["player"] for h in hits}],
