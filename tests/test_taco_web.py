@@ -41,7 +41,7 @@ def played(tmp_path: Path) -> Iterator[tuple[Any, TableService]]:
 
 def test_stats_across_games(played):
     client, _ = played
-    response = client.get("/games/taco/stats.json")
+    response = client.get("/api/games/taco/stats.json")
     assert response.status_code == 200 and response.headers["Cache-Control"] == "no-store"
     rows = {r["name"]: r for r in response.get_json()["players"]}
     assert rows["Ann"]["best_ms"] == 210.0 and rows["Ann"]["piles"] == 0
@@ -52,7 +52,7 @@ def test_stats_across_games(played):
 def test_one_games_verdicts(played):
     client, service = played
     game_id = next(g["game_id"] for g in service.past_games() if g["kind"] == "taco")
-    response = client.get(f"/games/taco/{game_id}/verdicts.json")
+    response = client.get(f"/api/games/taco/{game_id}/verdicts.json")
     assert response.status_code == 200
     (verdict,) = response.get_json()["events"]
     assert verdict["type"] == "verdict" and verdict["data"]["taker"] == 2
@@ -60,6 +60,6 @@ def test_one_games_verdicts(played):
 
 def test_an_unknown_game_is_a_404_that_says_where_to_look(played):
     client, _ = played
-    response = client.get("/games/taco/9999/verdicts.json")
+    response = client.get("/api/games/taco/9999/verdicts.json")
     assert response.status_code == 404
     assert "no Taco Hat Cake Gift Pizza game 9999" in response.get_json()["error"]

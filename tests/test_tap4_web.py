@@ -43,21 +43,21 @@ def _play(service: TableService) -> tuple[int, list[int]]:
 
 def test_chart_csv_and_sheet_of_a_game(client, service):
     game_id, (a, b, c) = _play(service)
-    response = client.get(f"/games/tap4/{game_id}/chart.svg")
+    response = client.get(f"/api/games/tap4/{game_id}/chart.svg")
     assert response.status_code == 200
     assert response.mimetype == "image/svg+xml"
     assert response.headers["Cache-Control"] == "no-store"
     root = ET.fromstring(response.get_data(as_text=True))
     assert len(root.findall(f"{SVG}polyline")) == 3
 
-    response = client.get(f"/games/tap4/{game_id}/sheet.csv")
+    response = client.get(f"/api/games/tap4/{game_id}/sheet.csv")
     assert response.status_code == 200
     assert "attachment" in response.headers["Content-Disposition"]
     rows = list(csv.reader(io.StringIO(response.get_data(as_text=True))))
     assert rows[1] == ["1", "Cat", "Ann", "Ann", "0", "0", "30", "30", "23", "23"]
     assert rows[3] == ["total", "", "", "", "", "10", "", "65", "", "23"]
 
-    data = client.get(f"/games/tap4/{game_id}/sheet.json").get_json()
+    data = client.get(f"/api/games/tap4/{game_id}/sheet.json").get_json()
     assert data["outcome"]["winners"] == [a]
     assert [p["total"] for p in data["view"]["players"]] == [10, 65, 23]
 
@@ -65,7 +65,7 @@ def test_chart_csv_and_sheet_of_a_game(client, service):
 def test_summary_lists_games_with_winners_and_player_statistics(client, service):
     game_id, (a, b, c) = _play(service)
     service.submit("end_game", {})
-    data = client.get("/games/tap4/summary").get_json()
+    data = client.get("/api/games/tap4/summary").get_json()
     assert data["games"][0]["game_id"] == game_id
     assert data["games"][0]["winners"] == ["Ann"]
     assert data["games"][0]["rounds"] == 2
@@ -74,7 +74,7 @@ def test_summary_lists_games_with_winners_and_player_statistics(client, service)
     assert stats["Bob"]["worst_round"] == 35 and stats["Bob"]["average_round"] == 32.5
 
 
-@pytest.mark.parametrize("path", ["/games/tap4/999/chart.svg", "/games/tap4/999/sheet.csv", "/games/tap4/999/sheet.json"])
+@pytest.mark.parametrize("path", ["/api/games/tap4/999/chart.svg", "/api/games/tap4/999/sheet.csv", "/api/games/tap4/999/sheet.json"])
 def test_unknown_game_is_a_404_that_says_so(client, path):
     response = client.get(path)
     assert response.status_code == 404

@@ -12,9 +12,10 @@ from flask.typing import ResponseReturnValue
 
 from companion.errors import NotFoundError
 from companion.games.taco_stats import taco_stats
+from web.games import api_prefix
 from web.helpers import current_service
 
-bp = Blueprint("taco", __name__, url_prefix="/games/taco")
+bp = Blueprint("taco", __name__, url_prefix=api_prefix("taco"))
 
 
 @bp.get("/stats.json")
@@ -32,7 +33,7 @@ def verdicts(game_id: int) -> ResponseReturnValue:
     games = {g["game_id"]: g for g in current_service().past_games()}
     game = games.get(game_id)
     if game is None or game.get("kind") != "taco":
-        raise NotFoundError(f"there is no Taco Hat Cake Gift Pizza game {game_id}; GET /games/taco/stats.json for all games")
+        raise NotFoundError(f"there is no Taco Hat Cake Gift Pizza game {game_id}; GET /api/games/taco/stats.json for all games")
     events = [e for e in current_service().history(game_id) if e["type"] in ("verdict", "overruled")]
     response = jsonify(game=game, events=events)
     response.headers["Cache-Control"] = "no-store"

@@ -16,9 +16,10 @@ from companion.errors import NotFoundError
 from companion.games.tap4 import Tap4
 from companion.games.tap4_chart import running_totals_svg
 from companion.games.tap4_stats import player_stats, rebuild_from_summary, sheet_csv
+from web.games import api_prefix
 from web.helpers import current_service
 
-bp = Blueprint("tap4", __name__, url_prefix="/games/tap4")
+bp = Blueprint("tap4", __name__, url_prefix=api_prefix("tap4"))
 
 
 def _summary(game_id: int) -> dict[str, Any]:
@@ -27,7 +28,7 @@ def _summary(game_id: int) -> dict[str, Any]:
             if game.get("kind") != Tap4.kind:
                 raise NotFoundError(f"game {game_id} is {game.get('title') or game.get('kind')}, not Tap 4")
             return game
-    raise NotFoundError(f"there is no game {game_id}; GET /games/tap4/summary lists the Tap 4 games")
+    raise NotFoundError(f"there is no game {game_id}; GET /api/games/tap4/summary lists the Tap 4 games")
 
 
 def _sheet(game_id: int) -> Tap4:

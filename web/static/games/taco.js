@@ -342,12 +342,12 @@
     ]);
   }
 
-  /* Statistics across games, fetched when the panel is opened (GET /games/taco/stats.json). */
+  /* Statistics across games, fetched when the panel is opened (GET /api/games/taco/stats.json). */
   function statsPanel(el, state, api) {
     var ui = el._taco;
     var body = h("div", { "data-taco": "stats" }, ui.stats ? statsTable(ui.stats) : h("span", { "class": "muted" }, "…"));
     function load() {
-      fetch("/games/taco/stats.json", { credentials: "same-origin" }).then(function (r) { return r.json(); }).then(function (data) {
+      fetch("/api/games/taco/stats.json", { credentials: "same-origin" }).then(function (r) { return r.json(); }).then(function (data) {
         ui.stats = data.players || [];
         if (ui.statsOpen) { phone(el, (window.Tabletop && window.Tabletop.latestState) || state, api); }
       }).catch(function () { /* offline: keep what we had */ });

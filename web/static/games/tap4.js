@@ -149,7 +149,7 @@
 
   function chartFor(gameId, view) {
     var key = view.rounds.length + ":" + view.last_change + ":" + view.players.map(function (p) { return p.total + p.name + p.colour; }).join(",");
-    return { key: key, src: "/games/tap4/" + gameId + "/chart.svg?v=" + encodeURIComponent(key) };
+    return { key: key, src: "/api/games/tap4/" + gameId + "/chart.svg?v=" + encodeURIComponent(key) };
   }
 
   /* ---- round entry ------------------------------------------------------ */
@@ -302,7 +302,7 @@
   function loadSummary(box) {
     box.innerHTML = "";
     box.appendChild(h("p", { "class": "t4-setup" }, "Loading…"));
-    fetch("/games/tap4/summary", { credentials: "same-origin" }).then(function (r) { return r.json(); }).then(function (data) {
+    fetch("/api/games/tap4/summary", { credentials: "same-origin" }).then(function (r) { return r.json(); }).then(function (data) {
       box.innerHTML = "";
       box.appendChild(h("h4", {}, "Players"));
       box.appendChild(h("div", { "class": "t4-wrap" }, h("table", { "class": "t4-stats", "data-t4": "stats" }, [
@@ -317,8 +317,8 @@
         return h("li", {}, [
           (g.started || "").slice(0, 16).replace("T", " ") + " · " + g.rounds + " rounds · " +
             (g.winners.length ? "won by " + g.winners.join(" and ") : (g.ended ? "not finished" : "running")) + " ",
-          h("a", { href: "/games/tap4/" + g.game_id + "/sheet.csv" }, "CSV"), " ",
-          h("a", { href: "/games/tap4/" + g.game_id + "/chart.svg", target: "_blank" }, "chart")
+          h("a", { href: "/api/games/tap4/" + g.game_id + "/sheet.csv" }, "CSV"), " ",
+          h("a", { href: "/api/games/tap4/" + g.game_id + "/chart.svg", target: "_blank" }, "chart")
         ]);
       })));
     }).catch(function () { box.innerHTML = ""; box.appendChild(h("p", { "class": "error" }, "Could not load the statistics.")); });
@@ -377,7 +377,7 @@
       api ? h("button", { type: "button", "data-t4": "undo", disabled: !game.can_undo, onclick: function () {
         api.command("undo", {}).catch(function () {});
       } }, "Undo last change") : "",
-      h("a", { "class": "button", href: "/games/tap4/" + game.game_id + "/sheet.csv", "data-t4": "csv" }, "CSV")
+      h("a", { "class": "button", href: "/api/games/tap4/" + game.game_id + "/sheet.csv", "data-t4": "csv" }, "CSV")
     );
     var chart = chartFor(game.game_id, view);
     if (chart.key !== ui.chartKey) { ui.chartKey = chart.key; ui.img.src = chart.src; }
