@@ -27,7 +27,7 @@ import json
 import logging
 import re
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from companion.errors import CompanionError, InputError, NotFoundError, RuleError
@@ -156,6 +156,22 @@ def _event(stored: Mapping[str, Any]) -> Event:
     data = dict(stored["data"])
     data.pop(STEP_KEY, None)  # the table's own mark; games never see it
     return Event(stored["type"], data)
+
+
+#: ``start_game``'s ``seed`` ranges over what the service draws (``random.getrandbits(63)``).
+MAX_SEED = 2**63 - 1
+
+
+def _start_seed(args: Mapping[str, Any], drawn: int) -> int:
+    """The seed a game starts with: ``args["seed"]`` when given (replays, tests), else the table's random draw."""
+    seed = args.get("seed")
+    if seed is None:
+        return drawn
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise InputError(f"'seed' must be a whole number from 0 to {MAX_SEED}, got {seed!r}")
+    if not 0 <= seed <= MAX_SEED:
+        raise InputError(f"'seed' must be a whole number from 0 to {MAX_SEED}, got {seed}")
+    return seed
 
 
 class TableState:
@@ -413,10 +429,11 @@ class TableState:
         return [_Draft("players_seated", {"order": ids}, None)]
 
     def _cmd_start_game(self, cmd: Command) -> list[_Draft]:
-        args = self._only(cmd, {"kind", "settings", "players"})
+        args = self._only(cmd, {"kind", "settings", "players", "seed"})
         kind = require(args, "kind", str)
         if kind not in self.games:
             raise InputError(f"no game '{kind}'; valid kinds: {', '.join(sorted(self.games)) or 'none installed'}")
+        seed = _start_seed(args, cmd.seed)
         settings = args.get("settings") or {}
         if not isinstance(settings, Mapping):
             raise InputError(f"'settings' must be an object, got {settings!r}")
@@ -443,7 +460,7 @@ class TableState:
             "players": [p.to_dict() for p in players],
         }
         drafts.append(_Draft("game_started", data, NEW_GAME))
-        drafts += self._game_drafts(game.start(cmd), cmd.actor, NEW_GAME)
+        drafts += self._game_drafts(game.start(replace(cmd, seed=seed)), cmd.actor, NEW_GAME)
         return drafts
 
     def _cmd_end_game(self, cmd: Command) -> list[_Draft]:
