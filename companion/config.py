@@ -25,6 +25,8 @@ CONFIG_ENV = "TABLETOP_CONFIG"
 DEFAULT_CONFIG_PATHS = ("~/.config/tabletop/config.toml", "/etc/tabletop/config.toml")
 
 PAD_SOURCES = ("sim", "gpio", "serial")
+#: The coarsest timing resolution simulated pads may claim (0.1 s: coarser would judge nothing).
+MAX_SIM_RESOLUTION_US = 100_000
 # BCM numbers usable as inputs on a 40-pin header.
 GPIO_PINS = frozenset(range(2, 28))
 
@@ -45,6 +47,8 @@ class Config:
     data_dir: Path = Path(DEFAULT_DATA_DIR).expanduser()
     pads_source: str = "sim"
     pads_count: int = 4
+    #: Timing resolution (µs) simulated pads report in every hit; coarser than 1 makes photo finishes reachable.
+    sim_resolution_us: int = 1
     gpio_pins: tuple[int, ...] = (17, 27, 22, 23, 5, 6, 13, 19)
     gpio_mask_ms: float = 30.0
     gpio_pin_factory: str | None = None
@@ -141,6 +145,7 @@ _SCALARS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "data_dir": ("data_dir", lambda v: Path(_str("data_dir", v)).expanduser()),
     "pads.source": ("pads_source", lambda v: _str("pads.source", v, PAD_SOURCES)),
     "pads.count": ("pads_count", lambda v: _int("pads.count", v, 1, 16)),
+    "pads.sim.resolution_us": ("sim_resolution_us", lambda v: _int("pads.sim.resolution_us", v, 1, MAX_SIM_RESOLUTION_US)),
     "pads.gpio.pins": ("gpio_pins", _pins),
     "pads.gpio.mask_ms": ("gpio_mask_ms", lambda v: _number("pads.gpio.mask_ms", v, 0, 1000)),
     "pads.gpio.pin_factory": ("gpio_pin_factory", lambda v: _str("pads.gpio.pin_factory", v, ("lgpio", "rpigpio", "pigpio", "native", "mock"))),
@@ -153,7 +158,7 @@ _SCALARS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "server.threads": ("server_threads", lambda v: _int("server.threads", v, 4, 256)),
     "server.pin_on_screen": ("server_pin_on_screen", lambda v: _bool("server.pin_on_screen", v)),
 }
-_TABLES = {"pads", "pads.gpio", "pads.serial", "server"}
+_TABLES = {"pads", "pads.sim", "pads.gpio", "pads.serial", "server"}
 
 
 def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:

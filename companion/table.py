@@ -32,6 +32,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from companion.errors import CompanionError, InputError, NotFoundError, RuleError
 from companion.games.base import Command, Event, Game, Player, require
+from companion.text import check_text_tree, clean_name
 from hardware.hits import PadHit
 from hardware.source import SourceNotice
 
@@ -53,7 +54,8 @@ TABLE_EVENTS: frozenset[str] = frozenset(
 #: How many recent hits the public view shows (and the state keeps: memory stays flat).
 RECENT_HITS = 16
 NAME_MAX = 24
-COLOUR_RE = re.compile(r"^#[0-9a-fA-F]{6}$")
+#: Used with fullmatch: ``$`` would also match before a trailing newline.
+COLOUR_RE = re.compile(r"#[0-9a-fA-F]{6}")
 #: Default colours, handed out in order to players added without one (distinct on a dark screen).
 PALETTE = ("#e4572e", "#29a3d6", "#f3c623", "#6ab04c", "#a55eea", "#ff7f50", "#20c997", "#f368e0")
 
@@ -245,8 +247,10 @@ class TableState:
             names += [s.name for s in self.active.game.command_specs if s.name not in TABLE_COMMANDS]
         return names
 
-    def view(self, pads: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """The public state every phone shows (``pads`` is filled in by the service from its source)."""
+    def view(self, pads: Mapping[str, Any] | None = None,
+             log_problem: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The public state every phone shows (``pads`` and ``log_problem``, why the log cannot be
+        written now, are filled in by the service)."""
         game: dict[str, Any] | None = None
         if self.active is not None:
             a = self.active
@@ -272,6 +276,7 @@ class TableState:
             "recent_hits": list(self.recent_hits),
             "game": game,
             "games_available": self._games_available,
+            "log_problem": dict(log_problem) if log_problem is not None else None,
         }
 
     # ======================================================================
@@ -332,6 +337,11 @@ class TableState:
             raise InputError(f"a command needs a name; valid commands: {', '.join(self.command_names())}")
         if not isinstance(command.args, Mapping):
             raise InputError(f"'args' must be an object, got {command.args!r}")
+        try:
+            # No text a command carries may hold what UTF-8 cannot write or what misleads on screen.
+            check_text_tree(dict(command.args), "the arguments")
+        except ValueError as exc:
+            raise InputError(f"{command.name}: {exc}") from None
         handler = getattr(self, f"_cmd_{command.name}", None) if command.name in TABLE_COMMANDS else None
         if handler is not None:
             drafts: list[_Draft] = handler(command)
@@ -524,9 +534,10 @@ class TableState:
 
     def _name(self, args: Mapping[str, Any], own_id: int | None = None) -> str:
         raw = require(args, "name", str)
-        name = " ".join(raw.split())
-        if not 1 <= len(name) <= NAME_MAX:
-            raise InputError(f"'name' must be 1 to {NAME_MAX} characters, got {raw!r}")
+        try:
+            name = clean_name(raw, NAME_MAX)  # the rules are in docs/api.md, "Names and text"
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
         for p in self.players:
             if p.id != own_id and p.name.casefold() == name.casefold():
                 raise RuleError(f"there is already a player called {p.name}; choose another name")
@@ -534,7 +545,7 @@ class TableState:
 
     @staticmethod
     def _colour(value: Any) -> str:
-        if not isinstance(value, str) or not COLOUR_RE.match(value):
+        if not isinstance(value, str) or not COLOUR_RE.fullmatch(value):
             raise InputError(f"'colour' must be a colour like '#e4572e', got {value!r}")
         return value.lower()
 

@@ -62,11 +62,11 @@ def open_source(
             raise InputError("the script source needs a hit script file (--script FILE)")
         from hardware.script import ScriptedPads
 
-        return ScriptedPads(script, pad_count=config.pads_count, speed=speed, sink=sink)
+        return ScriptedPads(script, pad_count=config.pads_count, speed=speed, resolution_us=config.sim_resolution_us, sink=sink)
     if chosen == "sim":
         from hardware.sim import SimulatedPads
 
-        return SimulatedPads(pad_count=config.pads_count, sink=sink)
+        return SimulatedPads(pad_count=config.pads_count, resolution_us=config.sim_resolution_us, sink=sink)
     if chosen == "gpio":
         from hardware.gpio import GpioPads
 

@@ -17,12 +17,16 @@ class SimulatedPads(PadSource):
     """Pads that exist only in software. Its clock is the host's monotonic clock.
 
     ``inject`` with an explicit ``at_us`` gives deterministic tests; without it
-    the hit is stamped now.
+    the hit is stamped now. ``resolution_us`` is the timing uncertainty every
+    hit reports (config ``pads.sim.resolution_us``): stamps are not rounded,
+    but two hits closer than it are a photo finish, as on a coarser clock.
     """
 
     name: ClassVar[str] = "sim"
 
     def __init__(self, pad_count: int = 8, resolution_us: int = 1, sink: "queue.Queue[Any] | None" = None) -> None:
+        if isinstance(resolution_us, bool) or not isinstance(resolution_us, int) or resolution_us < 1:
+            raise ValueError(f"resolution_us must be a whole number of microseconds from 1, got {resolution_us!r}")
         super().__init__(pad_count, resolution_us, sink)
 
     def now_us(self) -> int:

@@ -105,6 +105,9 @@ def create_app(
         config: the companion Config; gives the data directory and ``server.pin``.
     """
     app = Flask(__name__, instance_relative_config=True)
+    from web.responses import SafeResponse
+
+    app.response_class = SafeResponse  # every body valid UTF-8, whatever a stored name holds
     test_config = dict(test_config or {})
 
     if "DATA_DIR" in test_config:

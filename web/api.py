@@ -16,6 +16,7 @@ from flask import Blueprint, Response, current_app, jsonify, request
 from flask.typing import ResponseReturnValue
 
 from companion.errors import InputError, NotFoundError
+from companion.text import dumps_json, printable
 from web.helpers import ApiError, check_keys, current_service, current_table, json_object
 from web.security import actor_label, require_pin
 from web.sse import EventStream
@@ -66,7 +67,8 @@ def _resume_point() -> int | None:
     if raw is None or raw.strip() == "":
         return None
     raw = raw.strip()
-    if not raw.isdigit() or len(raw) > 18:
+    # isascii: str.isdigit() also accepts "²" and other digits int() refuses.
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 18:
         raise ApiError(400, f"the {source} must be a log sequence number (a whole number from 0), got {raw!r}")
     return int(raw)
 
@@ -144,7 +146,8 @@ def history(game_id: int) -> ResponseReturnValue:
 def export_json(game_id: int) -> ResponseReturnValue:
     """The game's summary and full history as a downloadable JSON file."""
     summary = _game_summary(game_id)
-    body = json.dumps({"game": summary, "events": current_service().history(game_id)}, indent=2, ensure_ascii=False)
+    # dumps_json: a name stored before the text rules (a lone surrogate) must not break the download.
+    body = dumps_json({"game": summary, "events": current_service().history(game_id)}, indent=2)
     response = Response(body, mimetype="application/json")
     response.headers["Content-Disposition"] = f'attachment; filename="game-{game_id}.json"'
     return response
@@ -166,9 +169,9 @@ def export_csv(game_id: int) -> ResponseReturnValue:
                 event.get("seq"),
                 event.get("at"),
                 event.get("type"),
-                event.get("actor") or "",
+                printable(str(event.get("actor") or "")),
                 "yes" if event.get("undone") else "",
-                json.dumps(event.get("data", {}), separators=(",", ":"), ensure_ascii=False),
+                dumps_json(event.get("data", {}), separators=(",", ":")),
             ]
         )
     response = Response(out.getvalue(), mimetype="text/csv")

@@ -19,12 +19,13 @@ the store.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+from companion.text import dumps_json, encode_utf8
 
 if TYPE_CHECKING:  # pragma: no cover
     from companion.service import TableService
@@ -33,8 +34,9 @@ log = logging.getLogger(__name__)
 
 
 def _json(data: Any) -> str:
-    # JSON never contains a raw newline, so each message is one data: line.
-    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    # JSON never contains a raw newline, so each message is one data: line. dumps_json escapes a lone
+    # surrogate (a name stored before the text rules): one such event must not end every stream.
+    return dumps_json(data, separators=(",", ":"))
 
 
 def log_message(event: dict[str, Any]) -> str:
@@ -72,7 +74,7 @@ class _EncodedUpdates:
             # The entry holds the update itself, so its id cannot be reused while cached.
             if entry is not None and entry[0] is update:
                 return entry[1]
-        text = ("".join(log_message(e) for e in update.events) + state_message(update.state)).encode("utf-8")
+        text = encode_utf8("".join(log_message(e) for e in update.events) + state_message(update.state))
         with self._lock:
             self._entries[key] = (update, text)
             while len(self._entries) > self._size:
@@ -120,7 +122,7 @@ class EventStream:
 
     def __next__(self) -> bytes:
         chunk = next(self._iter)
-        return chunk if isinstance(chunk, bytes) else chunk.encode("utf-8")
+        return chunk if isinstance(chunk, bytes) else encode_utf8(chunk)
 
     def close(self) -> None:
         """Called by the WSGI server when the response ends (client gone or shutdown)."""

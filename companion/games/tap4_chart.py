@@ -12,6 +12,8 @@ import re
 from typing import Any, Mapping
 from xml.sax.saxutils import escape, quoteattr
 
+from companion.text import xml_text
+
 WIDTH = 360
 PLOT_HEIGHT = 220
 MARGIN_LEFT, MARGIN_RIGHT, MARGIN_TOP, MARGIN_BOTTOM = 40, 14, 14, 34
@@ -19,7 +21,7 @@ LEGEND_ROW = 22
 #: Fallback colours (Okabe-Ito, readable by most colour-blind people).
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
 DASHES = ("", "6 3", "2 3", "8 3 2 3", "1 2", "10 4")
-_COLOUR = re.compile(r"^#[0-9a-fA-F]{3}(?:[0-9a-fA-F]{3})?$")
+_COLOUR = re.compile(r"^#[0-9a-fA-F]{3}(?:[0-9a-fA-F]{3})?\Z")  # \Z: "$" also matches before a newline
 
 
 def _nice_step(span: float) -> int:
@@ -104,7 +106,7 @@ def running_totals_svg(view: Mapping[str, Any], title: str = "Tap 4: running tot
             f'stroke="{colour}" stroke-width="4"{dash_attr}/>'
         )
         out.append(
-            f'<text x="{MARGIN_LEFT + 36}" y="{row_y + 13}" font-size="15">{escape(str(p["name"]))}: '
+            f'<text x="{MARGIN_LEFT + 36}" y="{row_y + 13}" font-size="15">{escape(xml_text(str(p["name"])))}: '
             f'{int(p["total"])}</text>'
         )
     out.append("</svg>")

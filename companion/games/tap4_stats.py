@@ -13,6 +13,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from companion.games.base import Event, Player
 from companion.games.tap4 import ROUND_EVENTS, Tap4
+from companion.text import printable
 
 log = logging.getLogger(__name__)
 
@@ -121,7 +122,8 @@ def player_stats(games: Iterable[tuple[Mapping[str, Any], Sequence[Mapping[str, 
 
 
 def _cell(text: str) -> str:
-    """A name made safe for spreadsheets: a leading = + - @ would start a formula."""
+    """A name made safe for spreadsheets: a leading = + - @ would start a formula; a lone surrogate becomes U+FFFD."""
+    text = printable(text)
     return "'" + text if text[:1] in ("=", "+", "-", "@") else text
 
 
