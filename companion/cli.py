@@ -29,6 +29,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "doctor",
     "service",
     "backup",
+    "phones",
 )
 
 

@@ -60,6 +60,11 @@ class Config:
     server_pin: str | None = None
     server_threads: int = 48
     server_pin_on_screen: bool = True
+    #: Digits of the random PIN made when ``server.pin`` is not set.
+    server_pin_digits: int = 4
+    #: Live streams open at once (None: a third of the threads kept free, see web.streams).
+    server_max_streams: int | None = None
+    server_streams_per_client: int = 4
     players: tuple[PlayerConfig, ...] = ()
     games: dict[str, dict[str, Any]] = field(default_factory=dict)
     source_path: Path | None = None
@@ -100,8 +105,8 @@ def _str(key: str, value: Any, choices: tuple[str, ...] | None = None) -> str:
 
 
 def _pin(value: Any) -> str:
-    if not isinstance(value, (str, int)) or isinstance(value, bool) or not str(value).isdigit() or not 4 <= len(str(value)) <= 8:
-        raise _type_error("server.pin", value, "4 to 8 digits, as a string such as \"4821\"")
+    if not isinstance(value, (str, int)) or isinstance(value, bool) or not str(value).isdigit() or not str(value).isascii() or not 4 <= len(str(value)) <= 12:
+        raise _type_error("server.pin", value, "4 to 12 digits, as a string such as \"4821\"")
     return str(value)
 
 
@@ -157,6 +162,9 @@ _SCALARS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "server.pin": ("server_pin", _pin),
     "server.threads": ("server_threads", lambda v: _int("server.threads", v, 4, 256)),
     "server.pin_on_screen": ("server_pin_on_screen", lambda v: _bool("server.pin_on_screen", v)),
+    "server.pin_digits": ("server_pin_digits", lambda v: _int("server.pin_digits", v, 4, 12)),
+    "server.max_streams": ("server_max_streams", lambda v: _int("server.max_streams", v, 1, 254)),
+    "server.streams_per_client": ("server_streams_per_client", lambda v: _int("server.streams_per_client", v, 1, 64)),
 }
 _TABLES = {"pads", "pads.sim", "pads.gpio", "pads.serial", "server"}
 
@@ -190,7 +198,14 @@ def parse_config(data: dict[str, Any], source_path: Path | None = None) -> Confi
         else:
             valid = ", ".join(sorted([*_SCALARS, "players", "games.<game>"]))
             raise ConfigError(f"config key '{path}' is not known; valid keys: {valid}")
-    return Config(**values)
+    config = Config(**values)
+    if config.server_max_streams is not None and config.server_max_streams > config.server_threads - 2:
+        raise _type_error(
+            "server.max_streams", config.server_max_streams,
+            f"at most server.threads - 2 = {config.server_threads - 2}: each stream holds a thread, "
+            "and commands, pages and /api/health need threads too",
+        )
+    return config
 
 
 def find_config_file(explicit: str | os.PathLike[str] | None = None) -> Path | None:

@@ -57,7 +57,7 @@ false_start_ms = 120
         ({"pads": {"gpio": {"pins": [17, 17]}}}, ["pads.gpio.pins", "at most once"]),
         ({"pads": {"gpio": {"pins": [40]}}}, ["pads.gpio.pins", "40", "2 to 27"]),
         ({"server": {"port": 70000}}, ["server.port", "70000"]),
-        ({"server": {"pin": "12"}}, ["server.pin", "4 to 8 digits"]),
+        ({"server": {"pin": "12"}}, ["server.pin", "4 to 12 digits"]),
         ({"server": {"pin_on_screen": "yes"}}, ["server.pin_on_screen", "true or false"]),
         ({"sever": {"port": 1}}, ["'sever'", "not known", "server.port"]),
         ({"players": [{"name": "A", "pad": 1}, {"name": "a", "pad": 2}]}, ["players", "each player name"]),

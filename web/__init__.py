@@ -13,6 +13,7 @@ import logging
 import os
 import secrets
 import threading
+import time
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -23,6 +24,7 @@ from flask import Flask
 if TYPE_CHECKING:  # pragma: no cover
     from companion.config import Config
     from companion.service import TableService
+    from web.streams import StreamSlots
 
 log = logging.getLogger(__name__)
 
@@ -66,9 +68,9 @@ def load_secret_key(data_dir: Path) -> str:
     return key
 
 
-def generate_pin() -> str:
-    """A random 4-digit table PIN, for when the config does not set ``server.pin``."""
-    return f"{secrets.randbelow(10_000):04d}"
+def generate_pin(digits: int = 4) -> str:
+    """A random table PIN of ``digits`` digits (``server.pin_digits``), for when the config does not set ``server.pin``."""
+    return f"{secrets.randbelow(10 ** digits):0{digits}d}"
 
 
 def _build_default_service(config: "Config", data_dir: Path) -> "TableService":
@@ -128,8 +130,20 @@ def create_app(
         # "Trusted for the evening".
         PERMANENT_SESSION_LIFETIME=timedelta(hours=12),
         PIN=None,
+        # Wrong PINs: per address, and for the whole table (web.security.PinLimiter).
         PIN_ATTEMPTS=5,
+        PIN_TABLE_ATTEMPTS=10,
         PIN_WINDOW_S=60.0,
+        PIN_PAUSE_S=60.0,
+        PIN_MAX_PAUSE_S=900.0,
+        PIN_PAUSE_RESET_S=3600.0,
+        #: The PIN limiter's clock (tests inject one); None: time.monotonic.
+        PIN_CLOCK=None,
+        # Live streams (web.streams): None = derived from server.threads.
+        SSE_MAX_STREAMS=None,
+        SSE_TRUSTED_RESERVE=None,
+        SSE_STREAMS_PER_CLIENT=None,
+        SSE_FULL_RETRY_AFTER_S=10,
         SSE_KEEPALIVE_S=15.0,
         SSE_RETRY_MS=2000,
         # How often an idle SSE stream wakes to notice shutdown or a gone client.
@@ -150,17 +164,22 @@ def create_app(
     pin = app.config["PIN"] or config.server_pin
     generated = pin is None
     if pin is None:
-        pin = generate_pin()
+        pin = generate_pin(config.server_pin_digits)
     owns = service is None
     if service is None:
         service = _build_default_service(config, data_dir)
     app.extensions["tabletop"] = TableContext(service=service, pin=str(pin), pin_generated=generated, owns_service=owns)
 
     from web import api, auth, calibrate, errors, join, pages, sim
-    from web.security import PinLimiter, csrf_token
+    from companion.trust import PhoneTrust
+    from web.security import PinLimiter, csrf_token, pin_fingerprint
     from web.games import register_game_blueprints
 
-    app.extensions["tabletop_pin_limiter"] = PinLimiter()
+    app.extensions["tabletop_pin_limiter"] = PinLimiter(clock=app.config["PIN_CLOCK"] or time.monotonic)
+    trust = PhoneTrust(data_dir)
+    trust.bind_pin(pin_fingerprint(app.config["SECRET_KEY"], str(pin)))
+    app.extensions["tabletop_trust"] = trust
+    app.extensions["tabletop_streams"] = _stream_slots(app, config)
     app.jinja_env.globals["csrf_token"] = csrf_token
     errors.register(app)
     app.register_blueprint(pages.bp)
@@ -171,6 +190,22 @@ def create_app(
     app.register_blueprint(join.bp)
     register_game_blueprints(app)
     return app
+
+
+def _stream_slots(app: Flask, config: "Config") -> "StreamSlots":
+    """The live-stream limits: the app config's SSE_* keys, else derived from ``server.*``."""
+    from web.streams import StreamSlots, default_stream_limits
+
+    total, reserve = default_stream_limits(config.server_threads)
+    if config.server_max_streams is not None:
+        total, reserve = config.server_max_streams, config.server_max_streams // 4
+    if app.config["SSE_MAX_STREAMS"] is not None:
+        total = int(app.config["SSE_MAX_STREAMS"])
+        reserve = total // 4
+    if app.config["SSE_TRUSTED_RESERVE"] is not None:
+        reserve = int(app.config["SSE_TRUSTED_RESERVE"])
+    per_client = app.config["SSE_STREAMS_PER_CLIENT"] or config.server_streams_per_client
+    return StreamSlots(total, int(per_client), reserve, int(app.config["SSE_FULL_RETRY_AFTER_S"]))
 
 
 def table_context(app: Flask) -> TableContext:

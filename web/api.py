@@ -18,8 +18,9 @@ from flask.typing import ResponseReturnValue
 from companion.errors import InputError, NotFoundError
 from companion.text import dumps_json, printable
 from web.helpers import ApiError, check_keys, current_service, current_table, json_object
-from web.security import actor_label, require_pin
+from web.security import actor_label, client_address, is_trusted, require_pin
 from web.sse import EventStream
+from web.streams import AdmittedStream, StreamRefusal, StreamSlots
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
@@ -79,7 +80,26 @@ def events() -> ResponseReturnValue:
     after = _resume_point()
     table = current_table()
     config = current_app.config
-    stream = EventStream(
+    slots: StreamSlots = current_app.extensions["tabletop_streams"]
+    admitted = slots.admit(client_address(), is_trusted())
+    if isinstance(admitted, StreamRefusal):
+        # Refused at once: a thread spent for a moment, not for the evening (web.streams).
+        raise ApiError(503, admitted.message, {"Retry-After": str(admitted.retry_after)})
+    try:
+        stream = _open_stream(table, after, config)
+    except BaseException:
+        admitted()
+        raise
+    response = Response(AdmittedStream(stream, admitted), mimetype="text/event-stream", direct_passthrough=True)
+    response.headers["Cache-Control"] = "no-cache, no-transform"
+    # Tell a reverse proxy (nginx) not to buffer the stream.
+    response.headers["X-Accel-Buffering"] = "no"
+    return response
+
+
+def _open_stream(table: Any, after: int | None, config: Any) -> EventStream:
+    """The EventStream of one admitted client."""
+    return EventStream(
         table.service,
         after,
         keepalive_s=float(config["SSE_KEEPALIVE_S"]),
@@ -89,11 +109,6 @@ def events() -> ResponseReturnValue:
         stopping=table.stopping,
         disconnected=request.environ.get("waitress.client_disconnected"),
     )
-    response = Response(stream, mimetype="text/event-stream", direct_passthrough=True)
-    response.headers["Cache-Control"] = "no-cache, no-transform"
-    # Tell a reverse proxy (nginx) not to buffer the stream.
-    response.headers["X-Accel-Buffering"] = "no"
-    return response
 
 
 @bp.post("/command")

@@ -8,7 +8,18 @@ from flask import Blueprint, jsonify, redirect, render_template, request, sessio
 from flask.typing import ResponseReturnValue
 
 from web.helpers import ApiError, check_keys, json_object
-from web.security import check_csrf, check_pin, csrf_protect, csrf_token, is_trusted
+from web.security import (
+    check_csrf,
+    check_pin,
+    csrf_protect,
+    csrf_token,
+    forget_session,
+    is_trusted,
+    phone_trust,
+    pin_entry_status,
+    require_pin,
+    trust_session,
+)
 
 bp = Blueprint("auth", __name__)
 
@@ -45,10 +56,37 @@ def enter_pin() -> ResponseReturnValue:
 @bp.post("/api/logout")
 @csrf_protect
 def logout() -> ResponseReturnValue:
-    """Forget this phone's trust (hand the phone to a guest)."""
-    session.pop("trusted_until", None)
-    session.pop("pin_fp", None)
+    """Forget this phone's trust (hand the phone to a guest); every copy of its cookie loses it too."""
+    forget_session()
     return jsonify(trusted=False)
+
+
+@bp.post("/api/phones/forget")
+@require_pin
+def forget_phones() -> ResponseReturnValue:
+    """Forget every trusted phone (a cookie was copied, a guest left with trust).
+
+    The asking phone stays trusted under a new trust id (so copies of its own
+    cookie are void too), unless the body says ``{"keep_this_phone": false}``.
+    """
+    keep = True
+    if request.get_data(cache=True):
+        body = json_object()
+        check_keys(body, {"keep_this_phone"})
+        keep = body.get("keep_this_phone", True)
+        if not isinstance(keep, bool):
+            raise ApiError(400, f"'keep_this_phone' must be true or false, got {keep!r}")
+    forgotten = phone_trust().revoke_all()
+    for key in ("trust_id", "trusted_until", "pin_fp"):
+        session.pop(key, None)
+    until = trust_session() if keep else None
+    return jsonify(forgotten=max(0, forgotten - (1 if keep else 0)), trusted=keep, trusted_until=until)
+
+
+@bp.get("/api/pin")
+def pin_status() -> ResponseReturnValue:
+    """Whether PIN entry is paused for the whole table (the table screen shows it)."""
+    return jsonify(pin_entry_status())
 
 
 @bp.route("/pin", methods=["GET", "POST"])

@@ -8,7 +8,7 @@ from flask import Blueprint, current_app, render_template, request
 from flask.typing import ResponseReturnValue
 
 from web.helpers import current_table
-from web.security import is_trusted
+from web.security import is_trusted, pin_entry_status
 
 bp = Blueprint("pages", __name__)
 
@@ -43,4 +43,5 @@ def screen() -> ResponseReturnValue:
     """The big live view for a tablet in the middle of the table."""
     table_ctx = current_table()
     pin = table_ctx.pin if _may_see_pin() else None
-    return render_template("screen.html", game_scripts=game_scripts(), pin=pin, trusted=is_trusted())
+    return render_template("screen.html", game_scripts=game_scripts(), pin=pin, trusted=is_trusted(),
+                           pin_entry=pin_entry_status())

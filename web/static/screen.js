@@ -54,3 +54,26 @@
 
   T.live(render);
 })();
+  /* PIN entry paused for the whole table (too many wrong PINs): say so, with the time left. */
+  var pausedUntil = 0;
+  function showPinPause() {
+    var box = document.getElementById("pin-paused");
+    if (!box) { return; }
+    var left = Math.ceil((pausedUntil - Date.now()) / 1000);
+    box.hidden = left <= 0;
+    if (left > 0) {
+      var text = left >= 60 ? Math.floor(left / 60) + " min " + (left % 60) + " s" : left + " s";
+      box.textContent = "PIN entry paused after too many wrong PINs – try again in " + text;
+    }
+  }
+  function pollPinPause() {
+    fetch("/api/pin", { credentials: "same-origin", cache: "no-store" })
+      .then(function (r) { return r.json(); })
+      .then(function (data) { pausedUntil = data.paused ? Date.now() + data.retry_after * 1000 : 0; showPinPause(); })
+      .catch(function () { /* offline: the live badge says so */ });
+  }
+  var initial = document.getElementById("pin-paused");
+  if (initial && !initial.hidden) { pausedUntil = Date.now() + parseInt(initial.getAttribute("data-retry-after"), 10) * 1000; }
+  setInterval(showPinPause, 1000);
+  setInterval(pollPinPause, 5000);
+
