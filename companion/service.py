@@ -43,6 +43,9 @@ log = logging.getLogger(__name__)
 BATCH_LIMIT = 256
 #: Most deadlines fired back to back for a game that is behind (a stalled loop catching up).
 DEADLINE_CATCH_UP = 64
+#: Seconds between checks of an event log that could not be written (a full disk, a read-only
+#: file): the table reports itself healthy again within this long after the cause is fixed.
+LOG_RETRY_S = 2.0
 
 
 class Reply:
@@ -127,8 +130,12 @@ class TableService:
         self._stopped = False
         self._stuck_deadline: int | None = None
         self._last_notice: dict[str, Any] | None = None
-        #: counters for /api/health and the benchmarks
-        self.stats = {"batches": 0, "events": 0, "hits": 0, "commands": 0, "refused": 0, "bugs": 0}
+        self.log_retry_s = LOG_RETRY_S
+        self._next_log_probe = 0.0
+        #: counters for /api/health and the benchmarks; ``lost_hits``/``lost_notices``: pad hits and
+        #: source notices the log could not store (a full disk), so nobody could be told "accepted".
+        self.stats = {"batches": 0, "events": 0, "hits": 0, "commands": 0, "refused": 0, "bugs": 0,
+                      "failed_commits": 0, "lost_hits": 0, "lost_notices": 0}
 
     def _check_game_config(self) -> dict[str, dict[str, Any]]:
         defaults: dict[str, dict[str, Any]] = {}
@@ -310,13 +317,19 @@ class TableService:
             kept, _ = effective_events(self.store.events_of_game(summary["game_id"]))
             yield summary, list(kept)
 
+    def log_problem(self) -> dict[str, str] | None:
+        """Why the event log cannot be written now (``{"kind", "message", "since"}``), or None."""
+        problem = self.store.problem
+        return problem.to_dict() if problem is not None else None
+
     def status(self) -> dict[str, Any]:
-        """Health figures: running, last seq, subscribers, inbox length and loop counters."""
+        """Health figures: running, last seq, subscribers, inbox length, the log's problem and loop counters."""
         return {
             "running": self.running,
             "seq": self._snapshot[0],
             "subscribers": self.broadcaster.subscriber_count,
             "inbox": self.inbox.qsize(),
+            "log_problem": self.log_problem(),
             **self.stats,
         }
 
@@ -354,6 +367,7 @@ class TableService:
                 self._process(items)
                 if stop:
                     return
+                self._retry_log()
             except Exception:
                 # Never die: a bug here would stop the whole table.
                 self.stats["bugs"] += 1
@@ -383,6 +397,9 @@ class TableService:
     def _next_items(self) -> list[Any]:
         deadline = self._deadline()
         timeout = None if deadline is None else max(0.0, self.source.host_seconds_until(deadline))
+        if self.store.problem is not None:  # wake to check whether the log can be written again
+            wait = max(0.0, self._next_log_probe - time.monotonic())
+            timeout = wait if timeout is None else min(timeout, wait)
         items: list[Any] = []
         try:
             items.append(self.inbox.get(timeout=timeout))
@@ -426,10 +443,16 @@ class TableService:
                 stored = self.store.append(self._to_new(self._pending))
             except StoreError as exc:
                 log.error("table loop: commit failed, %d events not stored: %s", len(self._pending), exc)
-                for reply, _ in answers:
-                    reply.set_error(exc)
+                self.stats["failed_commits"] += 1
+                self.stats["lost_hits"] += sum(isinstance(item, PadHit) for item in items)
+                self.stats["lost_notices"] += sum(isinstance(item, SourceNotice) for item in items)
                 self._state = self._replay()
                 self._pending = []
+                self._next_log_probe = time.monotonic() + self.log_retry_s
+                # Every screen shows why nothing is recorded, before anyone is told their command failed.
+                self._publish_state()
+                for reply, _ in answers:
+                    reply.set_error(exc)
                 return
         self._pending = []
         by_seq = {e["seq"]: e for e in stored}
@@ -519,9 +542,27 @@ class TableService:
         return {"source": self.source.name, "count": self.source.pad_count,
                 "resolution_us": self.source.resolution_us, "status": status}
 
-    def _publish(self, events: list[dict[str, Any]]) -> None:
+    def _retry_log(self) -> None:
+        """While the log cannot be written, check it again every ``log_retry_s``; say so when it recovers."""
+        if self.store.problem is None or time.monotonic() < self._next_log_probe:
+            return
+        self._next_log_probe = time.monotonic() + self.log_retry_s
+        if self.store.probe() is None:
+            log.warning("table loop: the event log can be written again")
+            self._publish_state()
+
+    def _view(self) -> dict[str, Any]:
         assert self._state is not None
-        state = self._state.view(self._pads())
+        return self._state.view(self._pads(), self.log_problem())
+
+    def _publish_state(self) -> None:
+        """Publish the state alone (no events): the log's health changed."""
+        state = self._view()
+        self._snapshot = (state["seq"], state)
+        self.broadcaster.publish(Update(state["seq"], [], state))
+
+    def _publish(self, events: list[dict[str, Any]]) -> None:
+        state = self._view()
         self._snapshot = (state["seq"], state)
         if events:
             self.broadcaster.publish(Update(state["seq"], events, state))

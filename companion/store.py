@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sqlite3
 import threading
 from contextlib import contextmanager
@@ -72,6 +73,51 @@ READER_POOL_SIZE = 8
 #: the log is read mostly at its end, and the OS page cache already holds the file.
 WRITER_CACHE_KIB = 256
 READER_CACHE_KIB = 256
+#: Free room (bytes on the file system, and pages under SQLite's page limit) the log needs to be
+#: called writable: below it a start is refused, and after a failed write the table waits for it
+#: before it reports the log healthy again (so it does not flap green on the last few blocks).
+ROOM_BYTES = 256 * 1024
+#: SQLite's own ceiling of ``max_page_count``, restored by ``simulate_fault(None)``.
+MAX_PAGES = 4294967294
+
+
+@dataclass(frozen=True, slots=True)
+class LogProblem:
+    """Why the event log cannot be written now: ``kind`` (``full``, ``read_only``, ``io``,
+    ``locked`` or ``error``), a sentence for people, and since when (UTC, as ``at``)."""
+
+    kind: str
+    message: str
+    since: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"kind": self.kind, "message": self.message, "since": self.since}
+
+
+def describe_write_error(path: Path, exc: sqlite3.Error) -> tuple[str, str]:
+    """(kind, message) for an SQLite error met while writing the log at ``path``.
+
+    The message starts with what is wrong in a few words ("disk full: ..."),
+    because the table screen and ``/api/health`` show it as it is.
+    """
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if not name and "disk is full" in str(exc):
+        name = "SQLITE_FULL"
+    where = path.parent
+    if name.startswith("SQLITE_FULL"):
+        return "full", (f"disk full: the event log cannot be written ({where} has no room left); "
+                        "free some space there and the table carries on by itself")
+    if name.startswith("SQLITE_READONLY"):
+        return "read_only", (f"read-only: the event log {path} cannot be written ({exc}); "
+                             "make it and its directory writable by this user, or point --data elsewhere")
+    if name.startswith("SQLITE_IOERR"):
+        return "io", f"I/O error: the event log {path} cannot be written ({exc}); check the SD card or disk"
+    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+        return "locked", f"locked: another program holds the event log {path} ({exc})"
+    if name.startswith("SQLITE_CANTOPEN"):
+        return "read_only", (f"cannot open: the event log {path} cannot be opened for writing ({exc}); "
+                             f"is {where} read-only, full or not this user's?")
+    return "error", f"the event log {path} cannot be written ({exc})"
 
 
 def utc_now() -> str:
@@ -123,11 +169,20 @@ class EventStore:
         self._readers_lock = threading.Lock()
         self._write_lock = threading.Lock()
         self._closed = False
+        #: Why the log cannot be written now (None while it can): set by a failed write,
+        #: cleared by a successful one or by :meth:`probe`. Read by /api/health and the screen.
+        self.problem: LogProblem | None = None
         self._check_existing()
         self._conn = self._open_writer()
         self._last_seq = self._query_last_seq()
         #: Commits since the last checkpoint (see CHECKPOINT_EVERY).
         self.commits_since_checkpoint = 0
+        # A log that opens but cannot be written would let the table run while it records nothing.
+        problem = self.probe()
+        if problem is not None:
+            self._conn.close()
+            self._closed = True
+            raise StoreError(f"{problem.message}. The table was not started")
 
     # ----- opening -----------------------------------------------------------
     def _damaged(self, why: str) -> StoreError:
@@ -251,7 +306,7 @@ class EventStore:
                     self._conn.executemany(f"INSERT INTO events({_COLUMNS}) VALUES (?,?,?,?,?,?)", rows)
                     self._conn.execute("COMMIT")
                 except BaseException:
-                    self._conn.execute("ROLLBACK")
+                    self._rollback()
                     raise
             except _Foreign as exc:
                 raise StoreError(
@@ -260,8 +315,12 @@ class EventStore:
                     "Stop the other one and restart this one."
                 ) from None
             except sqlite3.Error as exc:
-                raise StoreError(f"could not write to the event log {self.path}: {exc}") from None
+                problem = self._note_problem(exc)
+                raise StoreError(problem.message) from None
             self._last_seq = seq
+            if self.problem is not None:
+                log.warning("event log %s: writable again (after: %s)", self.path, self.problem.message)
+                self.problem = None
             self.commits_since_checkpoint += 1
             if self.commits_since_checkpoint >= CHECKPOINT_BACKSTOP:
                 try:
@@ -269,6 +328,85 @@ class EventStore:
                 except StoreError as exc:  # the batch is committed; a failed checkpoint only delays the copy
                     log.warning("%s", exc)
         return [_row_to_dict(r) for r in rows]
+
+    def _rollback(self) -> None:
+        """End a failed write transaction without hiding why it failed.
+
+        SQLite rolls a transaction back by itself on some errors (SQLITE_FULL, SQLITE_IOERR),
+        so a ROLLBACK then fails with "no transaction is active": that must never replace the
+        real error the caller is about to report.
+        """
+        if not self._conn.in_transaction:
+            return
+        try:
+            self._conn.execute("ROLLBACK")
+        except sqlite3.Error as exc:  # the original error is what matters
+            log.warning("event log %s: ROLLBACK after a failed write failed too: %s", self.path, exc)
+
+    def _note_problem(self, exc: sqlite3.Error) -> LogProblem:
+        kind, message = describe_write_error(self.path, exc)
+        since = self.problem.since if self.problem is not None and self.problem.kind == kind else utc_now()
+        if self.problem is None or self.problem.message != message:
+            log.error("event log %s: %s", self.path, message)
+        self.problem = LogProblem(kind, message, since)
+        return self.problem
+
+    def room(self) -> int:
+        """Bytes the log may still grow by: the smaller of the file system's free space (for this
+        user) and what SQLite's page limit (``max_page_count``) leaves."""
+        try:
+            st = os.statvfs(self.path.parent)
+            free = st.f_bavail * st.f_frsize
+        except OSError:
+            free = ROOM_BYTES  # unknown: let the write probe decide
+        with self._write_lock:
+            pages = self._conn.execute("PRAGMA page_count").fetchone()[0]
+            limit = self._conn.execute("PRAGMA max_page_count").fetchone()[0]
+            page_size = self._conn.execute("PRAGMA page_size").fetchone()[0]
+        return min(free, max(0, limit - pages) * page_size)
+
+    def probe(self) -> LogProblem | None:
+        """Check the log can be written now, set :attr:`problem` accordingly and return it.
+
+        Commits one write that changes nothing (the schema version rewritten as it is), which
+        catches a read-only file or file system, an I/O error or a lock; then asks for
+        :data:`ROOM_BYTES` of room (see :meth:`room`), which catches a full disk.
+        """
+        if self._closed:
+            return self.problem
+        with self._write_lock:
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+                try:
+                    version = self._conn.execute("PRAGMA user_version").fetchone()[0]
+                    self._conn.execute(f"PRAGMA user_version={int(version):d}")
+                    self._conn.execute("COMMIT")
+                except BaseException:
+                    self._rollback()
+                    raise
+            except sqlite3.Error as exc:
+                return self._note_problem(exc)
+        room = self.room()
+        if room < ROOM_BYTES:
+            return self._note_problem(sqlite3.OperationalError(f"database or disk is full ({room} bytes of room left)"))
+        if self.problem is not None:
+            log.warning("event log %s: writable again (after: %s)", self.path, self.problem.message)
+        self.problem = None
+        return None
+
+    def simulate_fault(self, fault: str | None) -> None:
+        """Make this store's writes fail as on a ``"full"`` disk or a ``"read_only"`` log; None ends it.
+
+        A seam for tests and fire drills, shipped like the simulated pads: it uses SQLite's own
+        limits on this connection only (``max_page_count`` at the current size, ``query_only``),
+        so the failures are SQLite's real SQLITE_FULL and SQLITE_READONLY. Nothing is written.
+        """
+        if fault not in (None, "full", "read_only"):
+            raise ValueError(f"fault must be 'full', 'read_only' or None, got {fault!r}")
+        with self._write_lock:
+            pages = self._conn.execute("PRAGMA page_count").fetchone()[0]
+            self._conn.execute(f"PRAGMA max_page_count={int(pages) if fault == 'full' else MAX_PAGES:d}")
+            self._conn.execute(f"PRAGMA query_only={1 if fault == 'read_only' else 0:d}")
 
     def checkpoint_if_due(self, every: int = CHECKPOINT_EVERY) -> bool:
         """Copy the WAL into the database file once ``every`` commits have gathered; True if it ran.

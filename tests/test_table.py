@@ -377,7 +377,8 @@ def test_replay_of_a_game_that_is_no_longer_installed_goes_on(playing: Table, ca
 
 def test_the_view_has_the_contract_shape(playing: Table) -> None:
     view = playing.view()
-    assert set(view) == {"seq", "players", "pads", "recent_hits", "game", "games_available"}
+    assert set(view) == {"seq", "players", "pads", "recent_hits", "game", "games_available", "log_problem"}
+    assert view["log_problem"] is None  # filled in by the service while the log cannot be written
     assert set(view["game"]) == {"game_id", "kind", "title", "settings", "players", "view", "outcome", "can_undo"}
     [available] = view["games_available"]
     assert {"kind", "title", "min_players", "max_players", "commands", "settings"} <= set(available)

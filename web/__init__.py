@@ -75,10 +75,13 @@ def generate_pin(digits: int = 4) -> str:
 
 def _build_default_service(config: "Config", data_dir: Path) -> "TableService":
     """A service with simulated pads, for ``flask --app web run`` during development."""
+    from companion.datalock import DataDirLock
     from companion.service import TableService
     from companion.store import EventStore
     from hardware.sim import SimulatedPads
 
+    data_dir.mkdir(parents=True, exist_ok=True)
+    lock = DataDirLock(data_dir).acquire()  # one service per data directory, as tabletop serve
     store = EventStore(data_dir / "tabletop.sqlite3")
     service = TableService(store, SimulatedPads(pad_count=config.pads_count), config)
     service.start()
@@ -86,6 +89,7 @@ def _build_default_service(config: "Config", data_dir: Path) -> "TableService":
     def _close() -> None:
         service.stop()
         store.close()
+        lock.release()
 
     atexit.register(_close)
     return service

@@ -28,6 +28,10 @@ bp = Blueprint("api", __name__, url_prefix="/api")
 COMMAND_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 
 
+#: /api/health's ``status`` for each kind of event-log problem (companion.store.LogProblem).
+LOG_PROBLEM_STATUS = {"full": "disk full", "read_only": "log read-only", "io": "log I/O error", "locked": "log locked"}
+
+
 @bp.get("/health")
 def health() -> ResponseReturnValue:
     """Is the table loop alive, and what does the pad source say."""
@@ -39,15 +43,20 @@ def health() -> ResponseReturnValue:
     except Exception as exc:  # a failing source must not hide the health page
         source_status = {"error": str(exc)}
     table_status = service.status() if hasattr(service, "status") else {"running": True}
-    ok = bool(table_status.get("running", True)) and not table.stopping.is_set()
+    running = bool(table_status.get("running", True)) and not table.stopping.is_set()
+    problem = table_status.get("log_problem")
+    body: dict[str, Any] = {"status": "ok" if running else "stopping"}
+    if running and problem:
+        # Running but recording nothing is not healthy: say why (a full disk, a read-only log).
+        body = {"status": LOG_PROBLEM_STATUS.get(problem["kind"], "log error"), "error": problem["message"]}
     response = jsonify(
-        status="ok" if ok else "stopping",
+        **body,
         seq=seq,
         table=table_status,
         pads=source_status,
         game=(state.get("game") or {}).get("kind"),
     )
-    response.status_code = 200 if ok else 503
+    response.status_code = 200 if body["status"] == "ok" else 503
     return response
 
 

@@ -63,6 +63,10 @@ def sim_hit() -> ResponseReturnValue:
             f"the pads are real hardware ({source.name}), so hits cannot be simulated; start with --pads sim",
         )
     args = _hit_args(json_object(), source.pad_count)
+    problem = current_service().log_problem()
+    if problem is not None:
+        # The hit could not be recorded: say so rather than queue it to be dropped.
+        raise ApiError(503, f"the hit was not recorded: {problem['message']}", {"Retry-After": "2"})
     hit = source.inject(args["pad"], args["kind"], args["strength"], args["at_us"])
     # 202: the hit is on the table loop's queue; its "hit" event follows on /api/events.
     return jsonify(queued=True, hit=hit.to_dict()), 202

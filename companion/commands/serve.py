@@ -94,14 +94,12 @@ def print_banner(out: TextIO, urls: list[str], pin: str, pin_generated: bool, pa
 
 def run(args: argparse.Namespace) -> int:
     """Build config, pads, store, service and app, then serve until SIGTERM or Ctrl-C."""
-    from waitress.server import create_server
-
     from companion.config import load_config, with_overrides
+    from companion.datalock import DataDirLock
     from companion.errors import ConfigError
     from companion.service import TableService
     from companion.store import EventStore
     from hardware.factory import open_source
-    from web import create_app, table_context
 
     if args.port is not None and not 0 <= args.port <= 65535:
         # waitress would silently wrap 70000 to 4464.
@@ -123,10 +121,34 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"the data directory {config.data_dir} cannot be used ({exc.strerror}); "
                           "point --data (or data_dir in the config) at a directory you can write") from None
 
-    source = open_source(config)
-    store = EventStore(config.database_path)
-    service = TableService(store, source, config)
-    service.start()
+    # Before anything is opened (the log, the pads): a second service on this directory stops here.
+    lock = DataDirLock(config.data_dir).acquire()
+    try:
+        # Refuses a log it cannot write (full disk, read-only file) with the reason.
+        store = EventStore(config.database_path)
+        try:
+            source = open_source(config)
+            service = TableService(store, source, config)
+            service.start()
+        except BaseException:
+            store.close()
+            raise
+        try:
+            return _serve(args, config, source, store, service)
+        finally:
+            service.stop()
+            store.close()
+    finally:
+        lock.release()
+
+
+def _serve(args: argparse.Namespace, config: Any, source: Any, store: Any, service: Any) -> int:
+    """Run the web app on waitress until SIGTERM or Ctrl-C (the service is started and stopped by run)."""
+    from waitress.server import create_server
+
+    from companion.errors import ConfigError
+    from web import create_app, table_context
+
     server = None
     try:
         app = create_app(service=service, config=config)
@@ -176,6 +198,5 @@ def run(args: argparse.Namespace) -> int:
             except Exception:  # pragma: no cover - closing a half-built server
                 log.debug("closing the server", exc_info=True)
         service.stop()
-        store.close()
     print("Tabletop stopped.", flush=True)
     return 0

@@ -9,8 +9,18 @@
     return "Pad " + hit.pad + " · " + who + " · " + hit.kind;
   }
 
+  function renderAlert(state) {
+    // The event log cannot be written (a full disk, a read-only file): nothing at the table counts.
+    var box = document.getElementById("screen-alert");
+    if (!box) { return; }
+    var problem = state.log_problem;
+    box.hidden = !problem;
+    box.textContent = problem ? "Nothing is being recorded. " + problem.message : "";
+  }
+
   function render(state) {
     T.latestState = state;
+    renderAlert(state);
     var game = state.game;
     document.getElementById("screen-title").textContent = game ? game.title : "Tabletop";
     // While a game runs it owns the screen: the seat strip and last hit shrink (CSS).
@@ -52,8 +62,6 @@
     });
   }
 
-  T.live(render);
-})();
   /* PIN entry paused for the whole table (too many wrong PINs): say so, with the time left. */
   var pausedUntil = 0;
   function showPinPause() {
@@ -77,3 +85,5 @@
   setInterval(showPinPause, 1000);
   setInterval(pollPinPause, 5000);
 
+  T.live(render);
+})();
