@@ -6,6 +6,7 @@ the real table service.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -83,3 +84,11 @@ def test_a_coarse_simulated_clock_makes_a_close_finish_a_photo_finish(tmp_path: 
 def test_at_the_default_1_us_the_same_finish_is_clear(tmp_path: Path) -> None:
     verdict = _last_two_slaps_300_us_apart(tmp_path, 1)
     assert verdict["taker"] == 3 and verdict["photo_finish"] == []
+
+
+def test_docs_pads_lists_every_pads_config_key() -> None:
+    from companion.config import _SCALARS
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "pads.md").read_text()
+    documented = set(re.findall(r"^\| `(pads\.[a-z_.]+)` \|", text, re.M))
+    assert documented == {key for key in _SCALARS if key.startswith("pads.")}
