@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 from companion.broadcast import Broadcaster, Subscription, Update
 from companion.config import Config
+from companion.disclosure import public_events, running_games
 from companion.errors import CompanionError, ConfigError, InputError, NotFoundError, StoreError
 from companion.games.base import Command, Game
 from companion.store import EventStore, NewEvent, utc_now
@@ -171,7 +172,7 @@ class TableService:
                 self._state = self._replay(extra=fresh)
             if fresh:
                 fresh = self.store.append(self._to_new(fresh))
-            self._publish(fresh)
+            self._publish(public_events(fresh, self.games, self._running()))
             self.source.start()
             self._thread = threading.Thread(target=self._run, name="table-loop", daemon=True)
             self._thread.start()
@@ -277,14 +278,24 @@ class TableService:
         return self.broadcaster.subscribe()
 
     def events_after(self, seq: int, limit: int = 1000) -> list[dict[str, Any]]:
-        """Committed events with seq > ``seq``, oldest first (SSE resume)."""
-        return self.store.events_after(seq, limit)
+        """Committed events with seq > ``seq``, oldest first (SSE resume), as readers may see them:
+        what a running game hides is withheld (companion.disclosure)."""
+        events = self.store.events_after(seq, limit)
+        if not any(e["game_id"] is not None for e in events):
+            return events
+        # Read after the events: every game they belong to has its start here, and an end
+        # read here is real (a reader never sees more than the log says).
+        return public_events(events, self.games, running_games(self.store.game_markers()))
 
     def history(self, game_id: int) -> list[dict[str, Any]]:
-        """Every event of one game, oldest first, each with ``undone`` (bool) and ``undone_by`` (seq or None)."""
+        """Every event of one game, oldest first, each with ``undone`` (bool) and ``undone_by`` (seq or None).
+
+        While the game runs, what it hides (a digital deal's cards) is withheld; whole once it ended.
+        """
         events = self.store.events_of_game(game_id)
         if not events or events[0]["type"] != "game_started":
             raise NotFoundError(f"no game {game_id!r}; see past_games() for the games played")
+        events = public_events(events, self.games, running_games(events))
         _, undone = effective_events(events)
         for e in events:
             e["undone"] = e["seq"] in undone
@@ -315,7 +326,8 @@ class TableService:
             if summary["kind"] != kind:
                 continue
             kept, _ = effective_events(self.store.events_of_game(summary["game_id"]))
-            yield summary, list(kept)
+            running = {} if summary["ended"] is not None else {summary["game_id"]: kind}
+            yield summary, public_events(kept, self.games, running)
 
     def log_problem(self) -> dict[str, str] | None:
         """Why the event log cannot be written now (``{"kind", "message", "since"}``), or None."""
@@ -455,6 +467,8 @@ class TableService:
                     reply.set_error(exc)
                 return
         self._pending = []
+        # Answers and live updates carry what readers may see (a running game's deal withheld).
+        stored = public_events(stored, self.games, self._running())
         by_seq = {e["seq"]: e for e in stored}
         last = self._state.seq
         for reply, events in answers:
@@ -550,6 +564,11 @@ class TableService:
         if self.store.probe() is None:
             log.warning("table loop: the event log can be written again")
             self._publish_state()
+
+    def _running(self) -> dict[int, str]:
+        """The game still running after the last batch (loop thread): its events stay partly hidden."""
+        active = self._state.active if self._state is not None else None
+        return {active.game_id: active.kind} if active is not None else {}
 
     def _view(self) -> dict[str, Any]:
         assert self._state is not None

@@ -162,6 +162,18 @@ class Game(ABC):
         """None while the game goes on; else ``{"winners": [player ids], "reason": str}``."""
         return None
 
+    @classmethod
+    def public_data(cls, event_type: str, data: Mapping[str, Any]) -> dict[str, Any]:
+        """``data`` of one of this game's events as anyone at the table may see it while the game runs.
+
+        The log keeps every event whole (a replay needs the deck); every reader outside the
+        table loop (the live stream, history, exports, a command's answer) gets this instead
+        until the game has ended. A game that records something the players could not see at
+        the table (the order of a shuffled deck, a face-down pile) withholds it here. The
+        default: everything this game records is public. Must not mutate ``data``.
+        """
+        return dict(data)
+
     # ----- helpers for subclasses ------------------------------------------
     def player(self, player_id: Any) -> Player:
         """The player with this id, or InputError naming the bad id."""

@@ -872,6 +872,23 @@ class TacoGame(Game):
             return {"due": "slap!", "flinch": "flinch!", "physical": "slap window open"}[self.window["kind"]]
         return f"round {self.round_no}"
 
+    @classmethod
+    def public_data(cls, event_type: str, data: Mapping[str, Any]) -> dict[str, Any]:
+        """A digital deal without its cards: the deck's order, each face-down pile and the cards
+        returned to the box are seen by nobody at the table. Counts stay; the rest is shown when
+        the game ends. Every other event is public (a flipped card is face up on the table)."""
+        out = dict(data)
+        if event_type != "dealt" or "deck" not in data and not any("cards" in h for h in data.get("hands", [])):
+            return out
+        out["hands"] = [{"player": h.get("player"), "count": len(h["cards"]) if "cards" in h else h.get("count")}
+                        for h in data.get("hands", [])]
+        if "deck" in out:
+            out["deck"] = len(out["deck"])
+        if "out_of_play" in out:
+            out["out_of_play"] = len(out["out_of_play"])
+        out["withheld"] = "the deck's order, the piles and the cards out of play are shown when the game ends"
+        return out
+
     def outcome(self) -> dict[str, Any] | None:
         if self.winner is None:
             return None
