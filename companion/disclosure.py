@@ -21,6 +21,8 @@ from companion.games.base import Game
 
 log = logging.getLogger(__name__)
 
+#: Game.public_data itself: a game that does not override it hides nothing (no copy needed).
+_SHOWS_ALL = Game.public_data.__func__  # type: ignore[attr-defined]
 #: What a reader gets of an event whose game failed to say what is public: nothing but this.
 WITHHELD_ALL = {"withheld": "this event is shown when the game ends"}
 
@@ -45,8 +47,8 @@ def public_event(event: Mapping[str, Any], games: Mapping[str, type[Game]], runn
     if game_id is None or game_id not in running:
         return out
     cls = games.get(running[game_id])
-    if cls is None:
-        return out  # a game not installed cannot have recorded anything this version hides
+    if cls is None or getattr(cls.public_data, "__func__", None) is _SHOWS_ALL:
+        return out  # nothing hidden (or a game not installed: it cannot have recorded what this version hides)
     data = event.get("data")
     try:
         out["data"] = cls.public_data(event.get("type", ""), data if isinstance(data, Mapping) else {})
