@@ -24,6 +24,7 @@ from typing import Any
 
 from companion import __version__
 from companion.config import DATABASE_NAME
+from companion.datalock import LOCK_FILE
 from companion.errors import InputError, StoreError
 
 MANIFEST = "manifest.json"
@@ -67,7 +68,8 @@ def export_data(data_dir: Path, archive: Path) -> dict[str, Any]:
         with tarfile.open(archive, "w:gz") as tar:
             tar.add(copy, arcname=f"{ARCHIVE_ROOT}/{DATABASE_NAME}")
             for path in sorted(data_dir.iterdir()):
-                if path.name == DATABASE_NAME or path.name.endswith(SKIP_SUFFIXES) or not path.is_file():
+                # The service's lock file says who runs here now: it belongs to no backup.
+                if path.name in (DATABASE_NAME, LOCK_FILE) or path.name.endswith(SKIP_SUFFIXES) or not path.is_file():
                     continue
                 tar.add(path, arcname=f"{ARCHIVE_ROOT}/{path.name}")
                 manifest["files"].append(path.name)

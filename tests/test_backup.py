@@ -106,3 +106,14 @@ def test_import_refuses_to_replace_the_log_of_a_running_service(tmp_path: Path, 
     # Once the service has stopped, the same import goes ahead.
     assert main(["import", str(archive), "--data", str(target), "--force"]) == 0
     assert count(target / "tabletop.sqlite3") == 3
+
+
+def test_the_running_services_lock_file_is_not_backed_up(tmp_path: Path, capsys) -> None:
+    from companion.datalock import DataDirLock
+
+    old = make_data(tmp_path / "old", 3)
+    archive = tmp_path / "backup.tar.gz"
+    with DataDirLock(old):  # a service runs on it (export reads a live table)
+        assert main(["export", str(archive), "--data", str(old)]) == 0
+    with tarfile.open(archive) as tar:
+        assert sorted(n.rsplit("/", 1)[-1] for n in tar.getnames()) == ["manifest.json", "secret_key", "tabletop.sqlite3"]
