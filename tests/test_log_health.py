@@ -238,3 +238,44 @@ def test_serve_refuses_a_log_it_cannot_write(tmp_path: Path, how: str, what: str
     assert time.monotonic() - started < 30
     with EventStore(data / "tabletop.sqlite3") as store:  # untouched
         assert [e["type"] for e in store.all_events()] == ["player_added"]
+
+
+# ----------------------------------------------------------------- browser ---
+@pytest.mark.browser
+@pytest.mark.slow
+def test_the_table_screen_shows_a_full_disk_live_and_clears_it(tmp_path: Path) -> None:
+    try:
+        from tests.browser import LIVE_SSE, browser_context, chromium_or_skip, start_live_server
+    except ImportError:  # pragma: no cover
+        from browser import LIVE_SSE, browser_context, chromium_or_skip, start_live_server  # type: ignore[no-redef]
+    executable = chromium_or_skip()
+    from playwright.sync_api import expect, sync_playwright
+
+    with running_service(tmp_path / "data") as service:
+        service.log_retry_s = 0.2
+        server = start_live_server(make_app(service, tmp_path / "data", **LIVE_SSE), service)
+        try:
+            with sync_playwright() as pw:
+                browser = pw.chromium.launch(executable_path=executable)
+                try:
+                    with browser_context(browser) as context:
+                        screen = context.new_page()
+                        screen.goto(server.url + "/screen")
+                        expect(screen.locator("#conn")).to_have_text("live")
+                        alert = screen.locator("#screen-alert")
+                        expect(alert).to_be_hidden()
+                        service.store.simulate_fault("full")
+                        for i in range(400):  # a table playing on until the disk is full
+                            try:
+                                service.submit("add_player" if i < 8 else "update_player",
+                                               {"name": f"P{i}"} if i < 8 else {"player": 1, "name": f"Q{i % 50}"})
+                            except StoreError:
+                                break
+                        expect(alert).to_be_visible()
+                        expect(alert).to_contain_text("Nothing is being recorded. disk full: the event log cannot be written")
+                        service.store.simulate_fault(None)
+                        expect(alert).to_be_hidden(timeout=10_000)
+                finally:
+                    browser.close()
+        finally:
+            server.stop()
