@@ -35,12 +35,18 @@ class SseMessage:
 class SseClient:
     """One long-lived GET /api/events connection read on a thread."""
 
-    def __init__(self, port: int, *, last_event_id: int | None = None, after: int | None = None, timeout: float = 30.0) -> None:
+    def __init__(self, port: int, *, last_event_id: int | None = None, after: int | None = None, timeout: float = 30.0,
+                 source: str | None = None, cookie: str | None = None) -> None:
+        """Connect and read the response headers; ``source``: a local address to connect from
+        (e.g. ``127.0.0.7``, to act as another device); ``cookie``: a session cookie to send."""
         path = "/api/events" + (f"?after={after}" if after is not None else "")
         headers = {"Accept": "text/event-stream"}
         if last_event_id is not None:
             headers["Last-Event-ID"] = str(last_event_id)
-        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+        if cookie:
+            headers["Cookie"] = cookie
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout,
+                                               source_address=(source, 0) if source else None)
         self.conn.connect()
         # Kept: http.client forgets its socket once a response says "close".
         self._sock: socket.socket = self.conn.sock
@@ -48,6 +54,7 @@ class SseClient:
         self.response = self.conn.getresponse()
         self.status = self.response.status
         self.content_type = self.response.getheader("Content-Type", "")
+        self.retry_after = self.response.getheader("Retry-After")
         self.messages: "queue.Queue[SseMessage | None]" = queue.Queue()
         self._closed = False
         #: True when the stream broke while the client was still reading (not closed by us).

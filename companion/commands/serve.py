@@ -6,8 +6,10 @@ Server-Sent Events: a stream is a plain WSGI iterator whose every chunk is
 handed to the socket at once (waitress flushes a streamed response as soon as
 ``send_bytes`` bytes are pending, 1 by default, and only pauses an iterator
 when a slow client has more than ``outbuf_high_watermark`` bytes queued). The
-price is one pool thread per open stream, so ``server.threads`` (default 48)
-bounds how many phones can watch at once.
+price is one pool thread per open stream, so the app admits at most
+``server.threads`` minus a third as streams and refuses the rest at once with
+503 (web/streams.py): watchers never take the threads that commands, pages and
+/api/health need.
 """
 
 from __future__ import annotations
@@ -27,6 +29,32 @@ log = logging.getLogger(__name__)
 #: A stuck phone may queue at most this much output before its stream pauses
 #: (and its subscription falls back to a resync): bounds memory per client.
 OUTBUF_HIGH_WATERMARK = 1 << 20
+
+#: Open connections waitress accepts. Its default, 100, is reached by a burst of
+#: watchers (each refused one holds its connection until it hangs up), and
+#: waitress then stops accepting for seconds: new phones and commands time out.
+CONNECTION_LIMIT = 1000
+
+
+def connection_limit(wanted: int = CONNECTION_LIMIT) -> int:
+    """Raise this process's soft limit of open files towards ``wanted`` connections; the limit that fits.
+
+    Keeps 64 descriptors for the log, the pads and the rest; never below waitress' default of 100.
+    """
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    need = wanted + 64
+    if soft != resource.RLIM_INFINITY and soft < need:
+        target = need if hard == resource.RLIM_INFINITY else min(need, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError):  # pragma: no cover - a container that forbids it
+            log.warning("cannot raise the open-files limit to %d; accepting fewer connections", target)
+    if soft == resource.RLIM_INFINITY:
+        return wanted
+    return max(100, min(wanted, soft - 64))
 
 
 def add_parser(subparsers: Any) -> None:
@@ -161,6 +189,7 @@ def _serve(args: argparse.Namespace, config: Any, source: Any, store: Any, servi
                 threads=config.server_threads,
                 ident="tabletop",
                 outbuf_high_watermark=OUTBUF_HIGH_WATERMARK,
+                connection_limit=connection_limit(),
                 # Keep reading while a request runs so a closed SSE connection is
                 # noticed at once (waitress.client_disconnected), freeing its thread.
                 channel_request_lookahead=1,
