@@ -414,6 +414,15 @@
       api.post("/api/logout", {}).then(function () { window.location.reload(); }).catch(function () {});
     });
   }
+  if ($("forget-phones")) {
+    // A cookie may have been copied, or a guest left trusted: every other phone needs the PIN again.
+    $("forget-phones").addEventListener("click", function () {
+      if (!window.confirm("Every other phone will need the PIN again. Go on?")) { return; }
+      api.post("/api/phones/forget", {}).then(function (data) {
+        api.toast("Forgot " + data.forgotten + " other phone" + (data.forgotten === 1 ? "" : "s"), "info");
+      }).catch(function () {});
+    });
+  }
 
   /* Trust decides which controls show: a watcher gets one call to action instead. */
   function showTrust(trusted) {
