@@ -120,6 +120,7 @@
     var lastId = null;
     var source = null;
     var retryTimer = null;
+    var retryMs = 3000;
 
     function open() {
       // EventSource sends Last-Event-ID itself when it reconnects; after a hard
@@ -127,7 +128,7 @@
       var url = "/api/events" + (lastId !== null ? "?after=" + encodeURIComponent(lastId) : "");
       source = new EventSource(url);
       setStatus("connecting…", "conn-connecting");
-      source.onopen = function () { setStatus("live", "conn-live"); };
+      source.onopen = function () { retryMs = 3000; setStatus("live", "conn-live"); };
       source.addEventListener("state", function (e) {
         setStatus("live", "conn-live");
         try { onState(JSON.parse(e.data)); } catch (err) { console.error(err); }
@@ -140,9 +141,12 @@
       });
       source.onerror = function () {
         if (source.readyState === EventSource.CLOSED) {
+          // Refused (the table serves as many live streams as it keeps threads for: 503) or
+          // the server is gone: try again, waiting longer each time, up to 30 s.
           setStatus("offline – retrying", "conn-offline");
           clearTimeout(retryTimer);
-          retryTimer = setTimeout(open, 3000);
+          retryTimer = setTimeout(open, retryMs);
+          retryMs = Math.min(30000, retryMs * 2);
         } else {
           setStatus("reconnecting…", "conn-connecting");
         }
