@@ -110,6 +110,23 @@ class HitSeen:
     peak: int
 
 
+def _run_host(task: tuple[str, str, list[str]]) -> list[tuple[str, str, list[HitSeen], dict[str, int], int, float]]:
+    """Run scenarios through the detection core on the host (hostrun, in a worker): per file as _run_file."""
+    label, binary, scns = task
+    t0 = time.perf_counter()
+    out = subprocess.run([binary, *scns], capture_output=True, text=True, check=True).stdout
+    per: dict[str, list[HitSeen]] = {}
+    current: list[HitSeen] = []
+    for line in out.splitlines():
+        parts = line.split()
+        if parts[0] == "FILE":
+            current = per.setdefault(Path(parts[1]).stem, [])
+        elif parts[0] == "HIT":
+            current.append(HitSeen(int(parts[1]), int(parts[2]), parts[3], int(parts[4])))
+    secs = (time.perf_counter() - t0) / max(1, len(scns))
+    return [(label, name, hits, {}, 0, secs) for name, hits in per.items()]
+
+
 def _run_file(task: tuple[str, str, str, str, str, str]) -> tuple[str, str, list[HitSeen], dict[str, int], int, float]:
     """Run one scenario on one image (in a worker): the decoded hits, the harness report, refused lines, seconds."""
     label, elf, harness, scn, frontend, tmp = task
@@ -458,6 +475,9 @@ def main(argv: list[str] | None = None) -> Report:
     ap.add_argument("--seed", type=int, default=SEED, help=f"the model's seed (default {SEED})")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="harness runs in parallel (default: CPUs)")
     ap.add_argument("--keep", type=Path, help="also write the scenario files and truth.json here")
+    ap.add_argument("--host", action="store_true",
+                    help="run the detection core on the host (firmware/sim/hostrun.c: fast, an approximate "
+                         "schedule of samples, no scan figures) instead of the image in simavr")
     args = ap.parse_args(argv or [])
     quick = args.quick or is_quick()
     rounds = args.rounds or (QUICK_ROUNDS if quick else DEFAULT_ROUNDS)
@@ -473,26 +493,43 @@ def main(argv: list[str] | None = None) -> Report:
         if args.keep:
             table_model.write(files, args.keep, seed=args.seed, rounds=rounds)
             table_model.write_cases(args.keep)
-        fws = _build(tmp, baseline=not args.no_baseline)
-        built = time.perf_counter()
         by_name = {sf.name: sf for sf in [*files, *cases]}
         order = sorted(by_name.values(), key=lambda sf: -sf.duration_us)  # the longest first: the pool ends together
-        tasks = [(fw.label, str(fw.build.elf), str(fw.build.harness), str(scn_dir / f"{sf.name}.scn"), fw.frontend,
-                  str(tmp / "runs")) for sf in order for fw in fws]
+        if args.host:
+            binary = tmp / "hostrun"
+            subprocess.run(["make", "-s", "-C", str(FIRMWARE), f"BUILD={tmp}", str(binary)], check=True)
+            fws = [Firmware("host", "working tree firmware/padbox/detect.c on the host", None, "biased")]
+            names = [str(scn_dir / f"{sf.name}.scn") for sf in order]
+            chunks = [names[i::max(1, args.jobs) * 4] for i in range(max(1, args.jobs) * 4)]
+            host_tasks = [("host", str(binary), c) for c in chunks if c]
+        else:
+            fws = _build(tmp, baseline=not args.no_baseline)
+        built = time.perf_counter()
+        tasks = [] if args.host else [
+            (fw.label, str(fw.build.elf), str(fw.build.harness), str(scn_dir / f"{sf.name}.scn"), fw.frontend,
+             str(tmp / "runs")) for sf in order for fw in fws]
         main_t = {fw.label: Tally() for fw in fws}
         hum_t = {fw.label: Tally() for fw in fws}
         case_t: dict[str, dict[str, Tally]] = {fw.label: {sf.name: Tally() for sf in cases} for fw in fws}
         sim_s: Counter = Counter()
-        with multiprocessing.Pool(max(1, args.jobs)) as pool:
-            for label, name, hits, report, refused, secs in pool.imap_unordered(_run_file, tasks):
+        def results() -> Any:
+            with multiprocessing.Pool(max(1, args.jobs)) as pool:
+                if args.host:
+                    for batch in pool.imap_unordered(_run_host, host_tasks):
+                        yield from batch
+                else:
+                    yield from pool.imap_unordered(_run_file, tasks)
+
+        if True:
+            for label, name, hits, report, refused, secs in results():
                 sim_s[label] += secs
                 sf = by_name[name]
                 tally = hum_t[label] if name == HUM_CASE else case_t[label][name] if name in case_t[label] \
                     else main_t[label]
                 tally.refused += refused
                 tally.judge_file(sf, hits, report)
-        sizes = {fw.label: simtools.avr_size(fw.build.elf) for fw in fws}
-        bss = {fw.label: simtools.bss_end(fw.build.elf) for fw in fws}
+        sizes = {fw.label: simtools.avr_size(fw.build.elf) if fw.build else {"flash": 0, "ram": 0} for fw in fws}
+        bss = {fw.label: simtools.bss_end(fw.build.elf) if fw.build else 0 for fw in fws}
         table = build_table(fws, main_t, hum_t, case_t, sizes, bss)
     wall = time.perf_counter() - started
     report = DetectionReport("padbox_detection", params={

@@ -92,6 +92,15 @@ typedef struct {
     int nsends;
     scn_send_t send[SCN_MAX_SENDS];
     uint32_t rng;
+    /* Rendering index (built on first use, rebuilt after an event is added):
+     * each pad's events in file order, and where the live ones begin, so a
+     * sample sums only the events that can still be heard. */
+    int indexed;
+    int pad_n[SCN_PADS];
+    int pad_sorted[SCN_PADS];
+    int pad_from[SCN_PADS];
+    double pad_last_t[SCN_PADS];
+    uint16_t pad_ev[SCN_PADS][SCN_MAX_EVENTS];
 } scenario_t;
 
 /** Defaults: 300 ms of silence. */

@@ -1,0 +1,70 @@
+/*
+ * hostrun.c - the detection core (padbox/detect.c) on the host, fed a
+ * scenario as the firmware samples it: pads in turn, one conversion slot
+ * apart, every sample stamped with the time of its sample-and-hold, one
+ * pad's decision polled per slot. A fast stand-in for the simavr harness
+ * when a detection change is tried on many rounds (bench_padbox_detection
+ * --host); the harness runs the real image and has the last word.
+ *
+ *   hostrun [--slot-us 16.5] [--jitter-us 2] [--learn-scans 128] SCENARIO...
+ *
+ * Prints, per scenario, "FILE <path>" and then one line per hit:
+ * "HIT <pad 1-based> <onset us> <S|T> <peak>", in the order the box would
+ * send them. Hits before the box's start-up learning ends are not printed
+ * (the firmware sends nothing before its HELLO).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../padbox/detect.h"
+#include "scenario.h"
+
+static scenario_t scn;
+
+int main(int argc, char **argv) {
+    double slot_us = 16.5, jitter_us = 2.0;
+    unsigned learn_scans = 128;
+    int first = 1;
+    for (; first < argc && strncmp(argv[first], "--", 2) == 0; first += 2) {
+        if (first + 1 >= argc) break;
+        if (!strcmp(argv[first], "--slot-us")) slot_us = atof(argv[first + 1]);
+        else if (!strcmp(argv[first], "--jitter-us")) jitter_us = atof(argv[first + 1]);
+        else if (!strcmp(argv[first], "--learn-scans")) learn_scans = (unsigned)atoi(argv[first + 1]);
+        else {
+            fprintf(stderr, "unknown option %s\n", argv[first]);
+            return 2;
+        }
+    }
+    if (first >= argc) {
+        fprintf(stderr, "usage: %s [--slot-us US] [--jitter-us US] [--learn-scans N] SCENARIO...\n", argv[0]);
+        return 2;
+    }
+    static detect_t det;
+    for (int a = first; a < argc; a++) {
+        scn_init(&scn);
+        if (scn_load(&scn, argv[a]) != 0) return 1;
+        detect_init(&det, 8);
+        printf("FILE %s\n", argv[a]);
+        uint32_t rng = 12345u;
+        double t = 2000.0; /* the box's set-up before its first scan */
+        unsigned scans = 0;
+        while (t < scn.duration_us) {
+            for (uint8_t p = 0; p < 8; p++) {
+                uint16_t v = scn_adc(scn_pad_mv(&scn, p, t));
+                uint32_t tu = (uint32_t)t;
+                detect_sample(&det, p, v, tu);
+                detect_hit_t h;
+                if (detect_poll_pad(&det, p, tu, &h) && scans >= learn_scans)
+                    printf("HIT %u %u %c %u\n", h.pad + 1u, h.onset_us, h.is_slap ? 'S' : 'T', h.peak);
+                rng ^= rng << 13;
+                rng ^= rng >> 17;
+                rng ^= rng << 5;
+                t += slot_us + jitter_us * ((double)(rng & 0xFFFF) / 65535.0);
+            }
+            det.decide_budget = 1;
+            scans++;
+        }
+    }
+    return 0;
+}
