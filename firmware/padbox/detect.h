@@ -2,64 +2,47 @@
  * detect.h - piezo slap detection for the pad box, in plain C.
  *
  * No Arduino or AVR headers: the same code runs in the sketch and in the host
- * unit tests (firmware/tests). The caller feeds one ADC sample per pad per
- * scan, stamped with the device time of its sample-and-hold in microseconds,
- * and polls once per scan for finished contacts.
+ * tests (firmware/tests, firmware/sim/hostrun.c). The caller feeds one ADC
+ * sample per pad per scan, stamped with the device time of its
+ * sample-and-hold in microseconds, and polls once per scan for finished
+ * contacts. See firmware/README.md ("Detection") for the why of each part.
  *
- * The input is biased at mid-supply (docs/wiring.md), so both half-waves of
- * the piezo reach the ADC. Per pad (after Edrumulus, for a table of hands):
- *   1. REST: the pad's rest point (the bias, plus drift) is a slow average of
- *      its quiet samples (Edrumulus' DC offset estimate); everything is
- *      judged on the deviation d = sample - rest, either sign. A noise floor
- *      (the level |d| stays under at rest, hum included) follows the quiet
- *      signal up quickly and down slowly; a contact must clear both the
- *      pad's threshold and 1.5 x that floor, so mains hum never starts one.
- *   2. RISE: the last DETECT_HIST samples of each pad are kept. When |d|
- *      reaches the threshold, the start of its rise is found in them: back
- *      from that sample while each step goes its way by at least
- *      DETECT_RISE_STEP counts (plus an eighth of the noise floor; a step of
- *      the hum is a few counts a sample, a hand's first sample tens), and
- *      no further than a step more than twice as steep as the one before it
- *      (plus the minimum): there a hand landed on a pad that was already
- *      moving that way (ringing, a neighbour's shake).
- *   3. ONSET: the contact's onset is the start of that rise, back-dated
- *      along the line through the rise's first two samples to the level
- *      before it, never before the last quiet sample: the moment of
- *      contact, whatever the strength or the polarity (the polarity is the
- *      sign of the first half-wave).
- *   4. SCAN for scan_us: keep the peak |d|, the samples at the ADC's rails
- *      (clipping), and the first half-wave: its peak, and when it fell below
- *      half of it. A first half-wave over within DETECT_XT_LOBE_US of the
- *      contact reaching its threshold is SHARP: table vibration, not a
- *      hand's push, which lasts longer, clipped or not. If a later rise of
- *      either sign grows past 1.5 x a sharp first half-wave (a hand's own
- *      ringing never does), the first part was a neighbour's shake: the
- *      onset moves to that rise (the player slapped a pad that was already
- *      shaking), and the shake's source cannot explain the new contact.
- *   5. DECIDE DETECT_XT_TOL_US + the longest scan + 1 ms after the onset,
- *      when every pad that could have caused it has its peak. Crosstalk is
- *      cancelled only forward in time (Edrumulus cancels by order of
- *      detection): a contact is dropped if it is sharp and the loudest other
- *      contact that began before it (within DETECT_XT_TOL_US of it, at most
- *      xwin_us earlier) makes it smaller than xtalk % of that one's peak. A
- *      clipped peak is estimated (after Edrumulus' overload correction):
- *      every sample at the rails adds half the clip level, so a hard slap
- *      that clips is still the louder. A contact with fewer than
- *      DETECT_MIN_SAMPLES samples over the threshold is an electrical
- *      glitch (static, a motor starting; Edrumulus' spike cancellation).
- *   6. Reported: a slap if the (estimated) peak reaches the slap threshold,
- *      else a touch. MASK: no new contact for mask_us after the onset unless
- *      it rises past twice the reported peak (the loud-hit escape). Then a
- *      new contact must rise past 1.5 x the pad's ringing envelope (the
- *      largest sample of the last 2 ms block, or the one before it halved).
- *      RING, at once after a contact dropped as crosstalk: the same, or a
- *      sum of the last four samples past 1.5 x that sum's envelope: a
- *      table's ringing (1.5..3 kHz) mostly cancels in it, the player's own
- *      push (0.3..1 ms one way) does not, so a shaken pad is not deaf while
- *      it rings. Only a slap that began after the shake can explain a
- *      contact that starts on a ringing pad. Back at rest, a pad is on its
- *      fast path again.
-
+ * The input is biased at mid-supply (docs/wiring.md): both half-waves of
+ * the piezo reach the ADC. Per pad:
+ *   1. REST: the pad's rest point and mains hum are followed by a
+ *      level-and-slope tracker (an alpha-beta filter, ~200 Hz wide: it
+ *      follows 50/60 Hz hum and DC drift within a few counts, a hand's
+ *      push is ten times faster). Everything is judged on the deviation
+ *      d = sample - predicted rest, either sign; hum never reaches a
+ *      threshold, so it never starts a contact and never hides a touch.
+ *   2. ONSET: a contact starts where |d| reaches the pad's threshold
+ *      (touch, or slap with touches off). Its onset is back-dated in the
+ *      pad's history of the last DETECT_HIST samples: back to the first
+ *      sample of the rise, then along the line through the rise's first
+ *      two samples to the rest level, never before the last sample at rest:
+ *      the moment of contact, whatever the strength or the disc's polarity.
+ *   3. SCAN for scan_us: the peak |d| (estimated when the pad clips at the
+ *      ADC's rails), and the first half-wave (lobe): how long until the
+ *      signal crosses back through rest. Table vibration is a short sharp
+ *      wave (a lobe within DETECT_XT_LOBE_US); a hand's push is longer.
+ *   4. NEW CONTACT ON A MOVING PAD: while a pad rings (a neighbour's shake,
+ *      or its own earlier contact), a new contact starts where the signal
+ *      does what the ringing cannot: |d| past 1.5 x the ringing's envelope,
+ *      or the sum of the last four samples (in which a 1.3..3.3 kHz ringing
+ *      mostly cancels and a push does not) past the envelope of that sum.
+ *      A pad is never deaf after a contact it did not report.
+ *   5. DECIDE at onset + scan_us + DETECT_DECIDE_MARGIN_US (every pad that
+ *      could have caused the contact has its peak by then). Crosstalk is
+ *      cancelled only forward in time: a contact is dropped as a
+ *      neighbour's shake only if it is sharp, another pad's contact began
+ *      before it (at least DETECT_XT_MIN_DELAY_US, at most xwin_us
+ *      earlier; vibration needs time to cross the table) and its peak is
+ *      at most xtalk % of that one's. A quieter slap that came first is
+ *      never dropped for a louder one that came after it.
+ *   6. REPORT a slap if the (estimated) peak reaches the slap threshold,
+ *      else a touch. MASK: no new contact for mask_us after a reported
+ *      onset unless it rises past twice the reported peak.
+ *
  * Times are uint32_t microseconds that wrap (every 71.6 minutes); all
  * comparisons use the signed difference, so the wrap is harmless.
  */
@@ -79,28 +62,26 @@ extern "C" {
  * reference) and microseconds. */
 #define DETECT_DEFAULT_SLAP 200u       /* ~980 mV: a deliberate slap */
 #define DETECT_DEFAULT_TOUCH 60u       /* ~290 mV: well above noise */
-#define DETECT_DEFAULT_SCAN_US 2000u   /* a hand slap peaks 0.2..1.5 ms after contact */
+#define DETECT_DEFAULT_SCAN_US 2000u   /* a hand slap peaks 0.2..1 ms after contact */
 #define DETECT_DEFAULT_MASK_US 30000ul /* nobody slaps the same pad twice in 30 ms */
-#ifndef DETECT_DEFAULT_XTALK
 #define DETECT_DEFAULT_XTALK 50u       /* percent of the loud peak */
-#endif
 #define DETECT_DEFAULT_XWIN_US 5000ul  /* table vibration arrives within a few ms */
-/* Not settable: a contact needs this many samples at or above its threshold;
- * fewer is an electrical glitch (static, a motor starting), never a hit. */
-#define DETECT_MIN_SAMPLES 3u
-/* Not settable: the ringing envelope follows the signal in blocks of this length. */
-#define DETECT_ENV_BLOCK_US 2000u
-/* Not settable: the smallest step between two samples that starts a rise. */
-#define DETECT_RISE_STEP 8u
-/* Not settable: crosstalk is table vibration, whose first half-wave is over
- * (below half its peak) within this long of its onset; a hand's push lasts
- * longer, clipped or not. */
+
+/* Not settable. */
+/* Samples of history per pad: the rise of a contact is found in them. */
+#define DETECT_HIST 8u
+/* A pad's ringing envelope: the largest of the last two blocks of this many samples (~1 ms each). */
+#define DETECT_BLOCK 8u
+/* Decide a contact this long after its scan ends. */
+#define DETECT_DECIDE_MARGIN_US 500u
+/* Table vibration's first half-wave lasts at most this long. */
 #ifndef DETECT_XT_LOBE_US
-#define DETECT_XT_LOBE_US 650u
+#define DETECT_XT_LOBE_US 480u
 #endif
-/* Not settable: a neighbour's vibration cannot start before the slap that
- * caused it; onsets are known to about this much. */
-#define DETECT_XT_TOL_US 100u
+/* Vibration reaches a neighbour no sooner than this after the slap. */
+#ifndef DETECT_XT_MIN_DELAY_US
+#define DETECT_XT_MIN_DELAY_US 150u
+#endif
 /* Samples at or beyond these raw readings are at the rails (clipped). */
 #define DETECT_CLIP_LO 2u
 #define DETECT_CLIP_HI 1021u
@@ -124,59 +105,48 @@ typedef struct {
     uint32_t onset_us;
 } detect_hit_t;
 
-enum { DETECT_IDLE = 0, DETECT_SCAN, DETECT_PENDING, DETECT_MASK, DETECT_RING };
+enum { DETECT_REST = 0, DETECT_SCAN, DETECT_PENDING, DETECT_RING };
 
-/** The start of a contact's rise: the sample before it (t0, y0) and the
- * first two samples of it (y1 at t0 + dt1, y2 at t0 + dt1 + dt2). */
+/** A contact: what the crosstalk decision and the report need. */
 typedef struct {
-    uint32_t t0;
-    int16_t y0, y1, y2;
-    uint16_t dt1, dt2;
-    uint8_t n;   /* 1: y1 known, 2: y2 known too */
-    int8_t dir;  /* +1 rising, -1 falling */
-} detect_rise_t;
+    uint32_t onset_us;
+    uint16_t peak;    /* largest deviation its way, counts (estimated if clipped) */
+    uint16_t lobe_us; /* first half-wave: onset to the crossing back through rest */
+    uint8_t clipped;  /* samples at the rails in its first half-wave (saturating) */
+    uint8_t flags;    /* DETECT_C_* */
+} detect_contact_t;
 
-/* The last samples of each pad (deviation and the time's low 16 bits), for
- * finding the start of a contact's rise once it reaches the threshold. */
-#define DETECT_HIST 5u
+#define DETECT_C_LIVE 1u   /* a contact (not a glitch, not yet forgotten) */
+#define DETECT_C_LOBE 2u   /* its first half-wave is over (lobe_us known) */
+#define DETECT_C_XTALK 4u  /* dropped as a neighbour's shake */
+#define DETECT_C_DATED 8u  /* its onset is worked out */
+#define DETECT_C_MASKED 16u /* began within the mask of a reported contact: not reported */
 
 /** Per-pad running state (exposed so the sketch can size it statically). */
 typedef struct {
     uint8_t state;
-    uint8_t nf;              /* noise floor: |d| at rest, counts */
-    uint8_t nf_count;        /* samples since the floor last came down */
-    uint8_t above;           /* contact: samples at or above the threshold (saturating) */
-    uint8_t clipped;         /* contact: samples at the rails (saturating) */
-    uint8_t lobe_done;       /* contact: the first half-wave is over */
-    uint8_t shaken;          /* contact: began on a pad still ringing from a neighbour's shake */
-    uint8_t shake_src;       /* the pad whose slap shook it (0xFF: unknown) */
-    int8_t pol;              /* contact: sign of its first half-wave */
-    uint8_t have_prev;
+    int8_t pol;              /* the contact's direction: sign of its first half-wave */
     uint8_t hist_at;         /* where the next sample goes in hist */
-    uint16_t base;           /* rest point, counts */
-    int16_t base_frac;       /* deviations summed since base last moved (256 = one count) */
-    uint16_t thr_now;        /* IDLE: what a contact needs (threshold or noise floor) */
+    uint8_t nf;              /* noise floor: |d| stays under it at rest, counts */
+    uint8_t busy;            /* REST: samples since |d| last stayed under the gate */
+    uint8_t above;           /* SCAN: samples at or above the threshold (saturating) */
+    int32_t base_q8;         /* predicted rest for the next sample, counts x 256 */
+    int16_t slope_q8;        /* rest's change per sample, counts x 256 */
     int16_t hist_d[DETECT_HIST];
     uint16_t hist_t[DETECT_HIST];
-    detect_rise_t orise;     /* the contact's rise (its onset) */
-    uint32_t onset_us;       /* onset (back-dated once the scan ends) */
-    uint16_t peak;           /* |d| peak of the current or last contact (estimated if clipped) */
-    uint16_t lobe;           /* peak of its first half-wave */
-    uint16_t lobe_t;         /* when the first half-wave peaked (the time's low 16 bits) */
-    uint16_t lobe_end_t;     /* when it fell below half its peak (or the scan ended) */
-    uint16_t trig_t;         /* when the contact reached its threshold */
-    uint16_t env;            /* ringing envelope (MASK/RING) */
-    uint16_t level;          /* what a new contact needs (MASK/RING), per block */
-    uint16_t blk_max;        /* largest |d| in the current envelope block */
-    uint16_t env_lp;         /* RING: envelope of the 4-sample sum of d (ringing averages out) */
-    uint16_t blk_lp;         /* RING: largest |4-sample sum| in the current block */
-    uint16_t level_lp4;      /* RING: what a new contact's 4-sample sum needs */
-    int16_t sum;             /* RING: the sum of the last four samples' d */
-    union {                  /* (one field, by state: RAM is short) */
-        uint32_t decide_us;  /* PENDING: when the crosstalk decision can be made */
-        uint32_t blk_end_us; /* MASK, RING: when the envelope block ends */
-    };
-    uint32_t scan_end_us;    /* SCAN: when the peak search ends; MASK: when the mask ends */
+    detect_contact_t c;      /* the current (or last) contact */
+    detect_contact_t prev;   /* the one before it (still a possible source of a neighbour's shake) */
+    int16_t last_pd;         /* SCAN: the previous sample's deviation the contact's way */
+    uint16_t last_t;         /* ... and its time */
+    uint16_t env;            /* SCAN, PENDING: largest |d| of the contact so far */
+    uint16_t blk_e[2];       /* largest |d| of the last block of DETECT_BLOCK samples and of this one */
+    uint16_t blk_s4[2];      /* the same of |the sum of the last four d| */
+    uint8_t blk_n;           /* samples into this block */
+    uint16_t reported;       /* peak of the last reported contact (mask escape) */
+    uint8_t xt_pad;          /* the source of the last shake on this pad (0xFF: none)... */
+    uint32_t xt_onset_us;    /* ... and its onset: one slap shakes a pad once */
+    uint32_t until_us;       /* SCAN: end of scan; PENDING: decision time */
+    uint32_t mask_end_us;    /* no report before this (the last reported onset + mask_us) */
 } detect_pad_state_t;
 
 /** The whole detector: settings plus state of every pad. */
@@ -185,12 +155,10 @@ typedef struct {
     detect_pad_config_t pad[DETECT_MAX_PADS];
     detect_pad_state_t st[DETECT_MAX_PADS];
     uint16_t thr[DETECT_MAX_PADS]; /* start threshold of each pad (cached) */
-    uint16_t max_scan_us;          /* longest scan of any pad (cached) */
     uint16_t dropped_xtalk;        /* contacts dropped as crosstalk since init */
     uint16_t dropped_glitch;       /* contacts dropped as too short (glitches) */
     uint8_t decide_budget;         /* decisions still allowed now (0xFF: no limit); the
-                                      firmware allows one a scan, so eight contacts
-                                      ending together cannot stretch one scan */
+                                      firmware allows one a scan */
 } detect_t;
 
 /** The factory settings of one pad. */
@@ -208,28 +176,9 @@ void detect_settings_changed(detect_t *d);
 /** Forget every contact in progress (the rest points and noise floors stay learnt). */
 void detect_reset_state(detect_t *d);
 
-/** The whole per-sample step, for the samples detect_sample_fast() does
- * not finish itself (the sample is already in the pad's history). */
-void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, uint32_t t_us);
-
-/** A quiet pad's noise floor moved (or its count ran out): the slow part. */
-void detect_floor_step(detect_pad_state_t *s, uint16_t raw, uint16_t thr);
-
-/** The common samples, in a function of its own that needs no saved
- * registers: into the history, then a quiet pad, a pad mid-scan or a
- * ringing pad below its level in a few 16-bit operations. Returns
- * DETECT_DONE, or what must finish the sample. */
-enum { DETECT_DONE = 0, DETECT_NEEDS_STEP, DETECT_NEEDS_FLOOR };
-uint8_t detect_sample_fast(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo);
-
 /** Feed one raw ADC sample (0..1023) of pad (s == &d->st[pad], pad < d->npads),
  * taken at device time t_us. */
-static inline void detect_sample_at(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, uint32_t t_us) {
-    uint8_t r = detect_sample_fast(s, raw, (uint16_t)t_us);
-    if (r == DETECT_DONE) return;
-    if (r == DETECT_NEEDS_FLOOR) detect_floor_step(s, raw, d->thr[pad]);
-    else detect_step(d, s, pad, raw, t_us);
-}
+void detect_sample_at(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, uint32_t t_us);
 
 /** Feed one sample of one pad (0-based), taken at device time t_us. */
 static inline void detect_sample(detect_t *d, uint8_t pad, uint16_t raw, uint32_t t_us) {
@@ -241,17 +190,16 @@ static inline void detect_sample(detect_t *d, uint8_t pad, uint16_t raw, uint32_
 uint16_t detect_level(const detect_t *d, uint8_t pad, uint16_t raw);
 
 /**
- * Finish contacts whose scan and crosstalk window are over at now_us; write
- * up to max of them to out, oldest onset first; return how many. Call at
- * least once per scan, with now_us no earlier than the last sample time.
+ * Finish contacts whose decision time has come at now_us; write up to max
+ * of them to out, oldest onset first; return how many. Call at least once
+ * per scan, with now_us no earlier than the last sample time.
  */
 uint8_t detect_poll(detect_t *d, uint32_t now_us, detect_hit_t *out, uint8_t max);
 
 /**
  * The same for one pad (0-based): 1 and *out filled if it has a contact to
  * report now. The firmware spreads these calls over the scan, one pad per
- * sample slot, so no slot grows long; the order pads are decided in does
- * not change any decision.
+ * sample slot; the order pads are decided in does not change any decision.
  */
 uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, detect_hit_t *out);
 
@@ -259,7 +207,7 @@ uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, detect_h
 static inline uint8_t detect_poll_at(detect_t *d, const detect_pad_state_t *s, uint8_t pad, uint32_t now_us,
                                      detect_hit_t *out) {
     if (s->state != DETECT_PENDING) return 0; /* the common case */
-    if ((int32_t)(now_us - s->decide_us) < 0) return 0;
+    if ((int32_t)(now_us - s->until_us) < 0) return 0;
     return detect_poll_pad_slow(d, pad, now_us, out);
 }
 

@@ -6,12 +6,14 @@
  * when a detection change is tried on many rounds (bench_padbox_detection
  * --host); the harness runs the real image and has the last word.
  *
- *   hostrun [--slot-us 16.5] [--jitter-us 2] [--learn-scans 128] SCENARIO...
+ *   hostrun [--slot-us 16.5] [--jitter-us 2] [--learn-scans 128] [--dump FROM_US TO_US] SCENARIO...
  *
  * Prints, per scenario, "FILE <path>" and then one line per hit:
  * "HIT <pad 1-based> <onset us> <S|T> <peak>", in the order the box would
  * send them. Hits before the box's start-up learning ends are not printed
- * (the firmware sends nothing before its HELLO).
+ * (the firmware sends nothing before its HELLO). --dump also prints every
+ * sample taken from FROM_US to TO_US: "SAMPLE <pad 1-based> <t us> <raw>";
+ * --trace PAD (with --dump) the detector's state of that pad after each of its samples.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,12 +27,20 @@ static scenario_t scn;
 int main(int argc, char **argv) {
     double slot_us = 16.5, jitter_us = 2.0;
     unsigned learn_scans = 128;
+    double dump_from = -1.0, dump_to = -1.0;
+    int trace_pad = -1;
     int first = 1;
     for (; first < argc && strncmp(argv[first], "--", 2) == 0; first += 2) {
         if (first + 1 >= argc) break;
         if (!strcmp(argv[first], "--slot-us")) slot_us = atof(argv[first + 1]);
         else if (!strcmp(argv[first], "--jitter-us")) jitter_us = atof(argv[first + 1]);
         else if (!strcmp(argv[first], "--learn-scans")) learn_scans = (unsigned)atoi(argv[first + 1]);
+        else if (!strcmp(argv[first], "--trace")) trace_pad = atoi(argv[first + 1]) - 1;
+        else if (!strcmp(argv[first], "--dump") && first + 2 < argc) {
+            dump_from = atof(argv[first + 1]);
+            dump_to = atof(argv[first + 2]);
+            first++;
+        }
         else {
             fprintf(stderr, "unknown option %s\n", argv[first]);
             return 2;
@@ -53,7 +63,14 @@ int main(int argc, char **argv) {
             for (uint8_t p = 0; p < 8; p++) {
                 uint16_t v = scn_adc(scn_pad_mv(&scn, p, t));
                 uint32_t tu = (uint32_t)t;
+                if (t >= dump_from && t <= dump_to) printf("SAMPLE %u %u %u\n", p + 1u, tu, v);
                 detect_sample(&det, p, v, tu);
+                if (p == trace_pad && t >= dump_from && t <= dump_to) {
+                    const detect_pad_state_t *st = &det.st[p];
+                    printf("TRACE %u %u raw %u e %d state %u base %.1f slope %.2f env %u/%u s4 %u/%u nf %u\n", p + 1u, tu, v,
+                           st->hist_d[(st->hist_at + DETECT_HIST - 1u) % DETECT_HIST], st->state, st->base_q8 / 256.0,
+                           st->slope_q8 / 256.0, st->blk_e[0], st->blk_e[1], st->blk_s4[0], st->blk_s4[1], st->nf);
+                }
                 detect_hit_t h;
                 if (detect_poll_pad(&det, p, tu, &h) && scans >= learn_scans)
                     printf("HIT %u %u %c %u\n", h.pad + 1u, h.onset_us, h.is_slap ? 'S' : 'T', h.peak);
