@@ -66,10 +66,12 @@ GAMES: dict[str, tuple[type[Game], Callable[[], None]]] = {
 
 
 def section(text: str, title: str) -> str:
-    """The body of the ``## <title>`` section (up to the next ``## ``)."""
-    match = re.search(rf"^## {re.escape(title)}\b.*?$(.*?)(?=^## |\Z)", text, re.M | re.S)
-    assert match, f"no '## {title}' section"
-    return match.group(1)
+    """The body of the section whose heading starts with ``title`` (``##`` or deeper), up to the next
+    heading of the same level or higher."""
+    match = re.search(rf"^(#{{2,}}) {re.escape(title)}.*?$", text, re.M)
+    assert match, f"no '{title}' section"
+    end = re.compile(rf"^#{{1,{len(match.group(1))}}} ", re.M).search(text, match.end())
+    return text[match.end(): end.start() if end else len(text)]
 
 
 def table_rows(body: str) -> list[list[str]]:
@@ -82,13 +84,13 @@ def table_rows(body: str) -> list[list[str]]:
     return rows
 
 
-def documented_fields(kind: str) -> list[str]:
-    """Paths named in the first column of the ``## Public view`` table.
+def documented_fields(kind: str, title: str = "Public view") -> list[str]:
+    """Paths named in the first column of the field table of the section ``title`` (default: the view).
 
     A row ``x.*`` whose meaning names another object first (``every field of
     `ys[]` ...``) stands for all of that object's fields under ``x.``.
     """
-    rows = table_rows(section((DOCS / f"{kind}.md").read_text(), "Public view"))
+    rows = table_rows(section((DOCS / f"{kind}.md").read_text(), title))
     fields = [cells[0].strip("`") for cells in rows]
     out = [f for f in fields if not f.endswith(".*")]
     for cells in rows:

@@ -833,13 +833,13 @@ class TacoGame(Game):
         top = None
         if self.top is not None:
             top = {**self.top, "gesture": GESTURES.get(self.top["card"])}
-        show_beat = self.digital or self.round_tapped or self.flips_in_round == 0
         return {
             "mode": self.settings["mode"],
             "round": self.round_no,
             "dealer": self.dealer,
             "round_first": self.round_first,
-            "beat": {"player": self.beat_seat, "word": word_at(self.beat_index)} if show_beat else None,
+            # Physical play moves the beat only on a caller's taps: untapped, it stays at the round's start.
+            "beat": {"player": self.beat_seat, "word": word_at(self.beat_index)},
             "top": top,
             "central": len(self.central) if (self.digital or self.round_tapped) else None,
             "piles": [
