@@ -168,6 +168,18 @@ def test_documented_view_fields_are_exactly_the_views_keys(kind: str) -> None:
     assert not never_seen, f"docs/games/{kind}.md lists fields no view has: {never_seen}"
 
 
+#: The section of each game's docs whose table lists its settings.
+SETTINGS_SECTION = {"taco": "Settings", "tactile": "Settings", "tap4": "Settings", "tapeworm": "Setup"}
+
+
+@pytest.mark.parametrize("kind", sorted(GAMES))
+def test_every_setting_is_documented(kind: str) -> None:
+    rows = table_rows(section((DOCS / f"{kind}.md").read_text(), SETTINGS_SECTION[kind]))
+    documented = [cells[0].strip("`") for cells in rows]
+    assert len(documented) == len(set(documented)), f"docs/games/{kind}.md lists a setting twice"
+    assert set(documented) == set(GAMES[kind][0].default_settings())
+
+
 @pytest.mark.parametrize("kind", sorted(GAMES))
 def test_every_command_is_documented(kind: str) -> None:
     cls = GAMES[kind][0]
