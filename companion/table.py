@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from companion.errors import CompanionError, InputError, NotFoundError, RuleError
-from companion.games.base import Command, Event, Game, Player, require
+from companion.games.base import Command, Event, Game, Player, refuse_unknown_args, require
 from companion.text import check_text_tree, clean_name
 from hardware.hits import PadHit
 from hardware.source import SourceNotice
@@ -219,7 +219,7 @@ class TableState:
             "min_players": cls.min_players,
             "max_players": cls.max_players,
             "uses_pads": cls.uses_pads,
-            "commands": [{"name": s.name, "summary": s.summary} for s in cls.command_specs],
+            "commands": [{"name": s.name, "summary": s.summary, "args": list(s.args)} for s in cls.command_specs],
             "settings": {**cls.default_settings(), **self.game_defaults.get(cls.kind, {})},
         }
 
@@ -526,10 +526,7 @@ class TableState:
     # ----- argument checks ----------------------------------------------------
     @staticmethod
     def _only(cmd: Command, allowed: set[str]) -> Mapping[str, Any]:
-        unknown = sorted(set(cmd.args) - allowed)
-        if unknown:
-            valid = ", ".join(sorted(allowed)) or "none"
-            raise InputError(f"{cmd.name} has no argument '{unknown[0]}'; valid arguments: {valid}")
+        refuse_unknown_args(cmd.name, cmd.args, allowed)
         return cmd.args
 
     def _name(self, args: Mapping[str, Any], own_id: int | None = None) -> str:

@@ -22,9 +22,9 @@ from typing import Any, Callable
 
 import pytest
 
-from companion.games.base import Game
+from companion.errors import InputError
+from companion.games.base import Command, Game, Player
 from companion.games.taco import TacoGame
-from companion.games.tactile import COMMAND_ARGS as TACTILE_ARGS
 from companion.games.tactile import TacTile
 from companion.games.tap4 import Tap4
 from companion.games.tapeworm import Tapeworm
@@ -66,10 +66,12 @@ GAMES: dict[str, tuple[type[Game], Callable[[], None]]] = {
 
 
 def section(text: str, title: str) -> str:
-    """The body of the ``## <title>`` section (up to the next ``## ``)."""
-    match = re.search(rf"^## {re.escape(title)}\b.*?$(.*?)(?=^## |\Z)", text, re.M | re.S)
-    assert match, f"no '## {title}' section"
-    return match.group(1)
+    """The body of the section whose heading starts with ``title`` (``##`` or deeper), up to the next
+    heading of the same level or higher."""
+    match = re.search(rf"^(#{{2,}}) {re.escape(title)}.*?$", text, re.M)
+    assert match, f"no '{title}' section"
+    end = re.compile(rf"^#{{1,{len(match.group(1))}}} ", re.M).search(text, match.end())
+    return text[match.end(): end.start() if end else len(text)]
 
 
 def table_rows(body: str) -> list[list[str]]:
@@ -82,13 +84,13 @@ def table_rows(body: str) -> list[list[str]]:
     return rows
 
 
-def documented_fields(kind: str) -> list[str]:
-    """Paths named in the first column of the ``## Public view`` table.
+def documented_fields(kind: str, title: str = "Public view") -> list[str]:
+    """Paths named in the first column of the field table of the section ``title`` (default: the view).
 
     A row ``x.*`` whose meaning names another object first (``every field of
     `ys[]` ...``) stands for all of that object's fields under ``x.``.
     """
-    rows = table_rows(section((DOCS / f"{kind}.md").read_text(), "Public view"))
+    rows = table_rows(section((DOCS / f"{kind}.md").read_text(), title))
     fields = [cells[0].strip("`") for cells in rows]
     out = [f for f in fields if not f.endswith(".*")]
     for cells in rows:
@@ -166,15 +168,52 @@ def test_documented_view_fields_are_exactly_the_views_keys(kind: str) -> None:
     assert not never_seen, f"docs/games/{kind}.md lists fields no view has: {never_seen}"
 
 
+#: The section of each game's docs whose table lists its settings.
+SETTINGS_SECTION = {"taco": "Settings", "tactile": "Settings", "tap4": "Settings", "tapeworm": "Setup"}
+
+
+@pytest.mark.parametrize("kind", sorted(GAMES))
+def test_every_setting_is_documented(kind: str) -> None:
+    rows = table_rows(section((DOCS / f"{kind}.md").read_text(), SETTINGS_SECTION[kind]))
+    documented = [cells[0].strip("`") for cells in rows]
+    assert len(documented) == len(set(documented)), f"docs/games/{kind}.md lists a setting twice"
+    assert set(documented) == set(GAMES[kind][0].default_settings())
+
+
 @pytest.mark.parametrize("kind", sorted(GAMES))
 def test_every_command_is_documented(kind: str) -> None:
     cls = GAMES[kind][0]
     assert set(documented_commands(kind)) == set(cls.command_names())
 
 
-def test_tactile_commands_list_exactly_the_arguments_they_take() -> None:
-    documented = documented_commands("tactile")
-    assert {name: documented[name] for name in TACTILE_ARGS} == {k: set(v) for k, v in TACTILE_ARGS.items()}
+@pytest.mark.parametrize("kind", sorted(GAMES))
+def test_every_command_lists_exactly_the_arguments_it_takes(kind: str) -> None:
+    documented = documented_commands(kind)
+    taken = {spec.name: set(spec.args) for spec in GAMES[kind][0].command_specs}
+    assert documented == taken
+
+
+def _fresh(kind: str) -> Game:
+    """A new game of ``kind`` for three players with pads (Taco needs them), not started."""
+    cls = GAMES[kind][0]
+    return cls([Player(i, f"P{i}", pad=i) for i in (1, 2, 3)], {})
+
+
+@pytest.mark.parametrize("kind", sorted(GAMES))
+def test_an_argument_a_command_does_not_take_is_refused_by_name(kind: str) -> None:
+    game = _fresh(kind)
+    for spec in game.command_specs:
+        args = {name: None for name in spec.args} | {"colur": "red"}
+        with pytest.raises(InputError, match=rf"^{spec.name} has no argument 'colur'; valid arguments: "):
+            game.decide(Command(spec.name, args))
+
+
+@pytest.mark.parametrize("kind", sorted(GAMES))
+def test_an_unknown_command_is_refused_with_the_valid_ones(kind: str) -> None:
+    game = _fresh(kind)
+    with pytest.raises(InputError, match="has no command 'dance'; commands: ") as info:
+        game.decide(Command("dance", {}))
+    assert all(name in str(info.value) for name in game.command_names())
 
 
 @pytest.mark.parametrize("kind", sorted(GAMES))

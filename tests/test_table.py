@@ -382,7 +382,7 @@ def test_the_view_has_the_contract_shape(playing: Table) -> None:
     assert set(view["game"]) == {"game_id", "kind", "title", "settings", "players", "view", "outcome", "can_undo"}
     [available] = view["games_available"]
     assert {"kind", "title", "min_players", "max_players", "commands", "settings"} <= set(available)
-    assert available["commands"][0] == {"name": "add", "summary": "add n to the counter"}
+    assert available["commands"][0] == {"name": "add", "summary": "add n to the counter", "args": ["n"]}
 
 
 def test_can_undo_says_whether_a_plain_undo_would_be_accepted(playing: Table) -> None:

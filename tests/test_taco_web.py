@@ -7,6 +7,7 @@ from typing import Any, Iterator
 
 import pytest
 from browser import make_app, running_service
+from test_game_docs import documented_fields, view_paths
 
 from companion.games.taco import TacoGame
 from companion.service import TableService
@@ -47,6 +48,21 @@ def test_stats_across_games(played):
     assert rows["Ann"]["best_ms"] == 210.0 and rows["Ann"]["piles"] == 0
     assert rows["Bob"]["median_ms"] == 330.0 and rows["Bob"]["piles"] == 1 and rows["Bob"]["last"] == 1
     assert rows["Bob"]["games"] == 1
+
+
+def test_stats_rows_have_exactly_the_documented_fields(played):
+    client, _ = played
+    body = client.get("/api/games/taco/stats.json").get_json()
+    assert view_paths(body, {}) == set(documented_fields("taco", "`GET /api/games/taco/stats.json`"))
+
+
+def test_a_verdict_events_data_is_the_views_verdict_without_what_the_overrules_fold(played):
+    client, service = played
+    game_id = next(g["game_id"] for g in service.past_games() if g["kind"] == "taco")
+    (event,) = client.get(f"/api/games/taco/{game_id}/verdicts.json").get_json()["events"]
+    shown = service.snapshot()[1]["game"]["view"]["verdict"]
+    data = {k: v for k, v in event["data"].items() if k != "_step"}  # the table's mark, see docs/api.md
+    assert {k: v for k, v in shown.items() if k not in ("holder", "overrules", "cancelled")} == data
 
 
 def test_one_games_verdicts(played):

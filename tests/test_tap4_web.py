@@ -10,6 +10,7 @@ from typing import Any, Iterator
 
 import pytest
 from browser import make_app, running_service, seat, trust
+from test_game_docs import documented_fields, view_paths
 
 from companion.games.tap4 import Tap4
 from companion.service import TableService
@@ -72,6 +73,12 @@ def test_summary_lists_games_with_winners_and_player_statistics(client, service)
     stats = {s["name"]: s for s in data["stats"]}
     assert stats["Ann"]["wins"] == 1 and stats["Ann"]["went_out"] == 1
     assert stats["Bob"]["worst_round"] == 35 and stats["Bob"]["average_round"] == 32.5
+
+
+def test_the_summary_has_exactly_the_documented_fields(client, service):
+    _play(service)
+    data = client.get("/api/games/tap4/summary").get_json()
+    assert view_paths(data, {}) == set(documented_fields("tap4", "Past games and statistics"))
 
 
 @pytest.mark.parametrize("path", ["/api/games/tap4/999/chart.svg", "/api/games/tap4/999/sheet.csv", "/api/games/tap4/999/sheet.json"])

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar, Iterable, Mapping, Sequence
 
 from companion.errors import InputError, RuleError
 from hardware.hits import PadHit
@@ -67,10 +67,16 @@ class Event:
 
 @dataclass(frozen=True, slots=True)
 class CommandSpec:
-    """What the web and docs need to know about one game command."""
+    """What the web and docs need to know about one game command.
+
+    ``args`` names every argument the command takes: a game that checks its
+    commands with :meth:`Game.check_command` refuses any other by name, so a
+    script's typo is a clear 400 instead of a silently ignored argument.
+    """
 
     name: str
     summary: str
+    args: tuple[str, ...] = ()
 
 
 class Game(ABC):
@@ -119,7 +125,17 @@ class Game(ABC):
 
     @classmethod
     def command_names(cls) -> frozenset[str]:
+        """The names of every command ``decide`` accepts."""
         return frozenset(spec.name for spec in cls.command_specs)
+
+    @classmethod
+    def check_command(cls, command: Command) -> CommandSpec:
+        """The spec of ``command``, or InputError naming an unknown command or an argument it does not take."""
+        spec = next((s for s in cls.command_specs if s.name == command.name), None)
+        if spec is None:
+            raise InputError(f"{cls.title} has no command '{command.name}'; commands: {', '.join(sorted(cls.command_names()))}")
+        refuse_unknown_args(command.name, command.args, spec.args)
+        return spec
 
     @abstractmethod
     def decide(self, command: Command) -> list[Event]:
@@ -188,6 +204,15 @@ class Game(ABC):
             if p.pad == pad:
                 return p
         return None
+
+
+def refuse_unknown_args(name: str, args: Mapping[str, Any], allowed: Iterable[str]) -> None:
+    """InputError naming the first argument in ``args`` that command ``name`` does not take."""
+    allowed = set(allowed)
+    unknown = sorted(set(args) - allowed)
+    if unknown:
+        valid = ", ".join(sorted(allowed)) or "none"
+        raise InputError(f"{name} has no argument '{unknown[0]}'; valid arguments: {valid}")
 
 
 def require(args: Mapping[str, Any], key: str, kind: type | tuple[type, ...]) -> Any:

@@ -61,10 +61,14 @@ class TacoGame(Game):
     max_players = 8
     uses_pads = True
     command_specs = (
-        CommandSpec("card_flipped", "Caller view (physical play): record the card just flipped {card, player?}"),
-        CommandSpec("penalty", "A player takes the pile for a gesture, peek or pace fault {player, reason}"),
-        CommandSpec("overrule", "Change a verdict {verdict?, taker? | cancel_flinch? | winner?}"),
-        CommandSpec("set_pile", "Correct a player's pile count by hand (physical play) {player, count}"),
+        CommandSpec("card_flipped", "Caller view (physical play): record the card just flipped {card, player?}",
+                    ("card", "player")),
+        CommandSpec("penalty", "A player takes the pile for a gesture, peek or pace fault {player, reason}",
+                    ("player", "reason")),
+        CommandSpec("overrule", "Change a verdict {verdict?, taker? | cancel_flinch? | winner?}",
+                    ("verdict", "taker", "cancel_flinch", "winner")),
+        CommandSpec("set_pile", "Correct a player's pile count by hand (physical play) {player, count}",
+                    ("player", "count")),
         CommandSpec("pause", "Stop the beat (digital) and ignore hits until resumed"),
         CommandSpec("resume", "Resume play after a pause"),
     )
@@ -204,6 +208,7 @@ class TacoGame(Game):
     # ===================================================================
     # decide: commands
     def decide(self, command: Command) -> list[Event]:
+        self.check_command(command)
         if not self.started:
             raise RuleError("the cards are not dealt yet")
         name, args = command.name, command.args
@@ -225,16 +230,14 @@ class TacoGame(Game):
             if self.paused:
                 raise RuleError("play is already paused")
             return [Event("paused", self._pause_data(command.at_us, "asked"))]
-        if name == "resume":
-            if not self.paused:
-                raise RuleError("play is not paused")
-            at = command.at_us
-            data: dict[str, Any] = {"at_us": at}
-            if self.digital and self.window is None:
-                data["next_flip_at_us"] = at + max(self.pause_remaining_us or 0, self.settings["tempo_ms"] * 1000)
-            return [Event("resumed", data)]
-        valid = ", ".join(spec.name for spec in self.command_specs)
-        raise InputError(f"{self.title} has no command '{name}'; commands: {valid}")
+        # resume: check_command let through only the commands above and this one
+        if not self.paused:
+            raise RuleError("play is not paused")
+        at = command.at_us
+        data: dict[str, Any] = {"at_us": at}
+        if self.digital and self.window is None:
+            data["next_flip_at_us"] = at + max(self.pause_remaining_us or 0, self.settings["tempo_ms"] * 1000)
+        return [Event("resumed", data)]
 
     def _pause_data(self, at_us: int, reason: str) -> dict[str, Any]:
         remaining = None
@@ -830,13 +833,13 @@ class TacoGame(Game):
         top = None
         if self.top is not None:
             top = {**self.top, "gesture": GESTURES.get(self.top["card"])}
-        show_beat = self.digital or self.round_tapped or self.flips_in_round == 0
         return {
             "mode": self.settings["mode"],
             "round": self.round_no,
             "dealer": self.dealer,
             "round_first": self.round_first,
-            "beat": {"player": self.beat_seat, "word": word_at(self.beat_index)} if show_beat else None,
+            # Physical play moves the beat only on a caller's taps: untapped, it stays at the round's start.
+            "beat": {"player": self.beat_seat, "word": word_at(self.beat_index)},
             "top": top,
             "central": len(self.central) if (self.digital or self.round_tapped) else None,
             "piles": [

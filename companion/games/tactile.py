@@ -48,20 +48,6 @@ EVENT_OF: dict[str, str] = {
     "end_turn": "turn_ended",
 }
 ACTION_COMMANDS = frozenset({"move", "push", "gain", "buy", "swap", "reset_market", "end_turn"})
-#: The arguments each command takes: anything else is refused by name.
-COMMAND_ARGS: dict[str, frozenset[str]] = {
-    "move": frozenset({"disc", "to", "card"}),
-    "push": frozenset({"disc", "to", "card"}),
-    "gain": frozenset({"colour", "card"}),
-    "buy": frozenset({"slot"}),
-    "swap": frozenset({"give", "take", "card", "ally_card"}),
-    "reset_market": frozenset(),
-    "end_turn": frozenset(),
-    "undo_turn": frozenset(),
-    "enter_card": frozenset({"slot", "colour", "type", "cost", "card"}),
-    "place_tile": frozenset({"tile", "colour"}),
-    "set_layout": frozenset({"rows"}),
-}
 LOG_LINES = 40
 
 
@@ -95,17 +81,20 @@ class TacTile(Game):
     max_players: ClassVar[int] = 4
     uses_pads: ClassVar[bool] = True  # optional: a slap on your own pad ends your turn
     command_specs: ClassVar[tuple[CommandSpec, ...]] = (
-        CommandSpec("move", "Move a disc: {disc, to, card?}; card = an active move card's id or \"basic\"; another player's disc is pushed"),
-        CommandSpec("push", "Push another player's disc with an active push card: {disc, to, card?}"),
-        CommandSpec("gain", "Gain a resource of a tile colour under one of your discs: {colour, card?}"),
-        CommandSpec("buy", "Buy the card in a market slot (1-6), paying its cost: {slot}"),
-        CommandSpec("swap", "Swap a resource with the stockpile {give, take}, or a card with your ally {card, ally_card}"),
+        CommandSpec("move", "Move a disc: {disc, to, card?}; card = an active move card's id or \"basic\"; another player's disc is pushed",
+                    ("disc", "to", "card")),
+        CommandSpec("push", "Push another player's disc with an active push card: {disc, to, card?}", ("disc", "to", "card")),
+        CommandSpec("gain", "Gain a resource of a tile colour under one of your discs: {colour, card?}", ("colour", "card")),
+        CommandSpec("buy", "Buy the card in a market slot (1-6), paying its cost: {slot}", ("slot",)),
+        CommandSpec("swap", "Swap a resource with the stockpile {give, take}, or a card with your ally {card, ally_card}",
+                    ("give", "take", "card", "ally_card")),
         CommandSpec("reset_market", "Replace the six cards of the market (a basic action)"),
         CommandSpec("end_turn", "End the current player's turn"),
         CommandSpec("undo_turn", "Take back the whole previous turn and anything since (PIN holder)"),
-        CommandSpec("enter_card", "Enter the card now showing in a market slot: {slot, colour, type, cost} or {slot, card}"),
-        CommandSpec("place_tile", "Enter one tile of a dealt layout: {tile, colour}"),
-        CommandSpec("set_layout", "Enter a whole dealt layout: {rows: six strings like \"hrygbh\"}"),
+        CommandSpec("enter_card", "Enter the card now showing in a market slot: {slot, colour, type, cost} or {slot, card}",
+                    ("slot", "colour", "type", "cost", "card")),
+        CommandSpec("place_tile", "Enter one tile of a dealt layout: {tile, colour}", ("tile", "colour")),
+        CommandSpec("set_layout", "Enter a whole dealt layout: {rows: six strings like \"hrygbh\"}", ("rows",)),
     )
 
     def __init__(self, players: Sequence[Player], settings: Mapping[str, Any]) -> None:
@@ -204,13 +193,8 @@ class TacTile(Game):
         return {"turn": self.state.turn, "step": self.state.steps + 1, "player": self.state.current, "at_us": at_us, **data}
 
     def decide(self, command: Command) -> list[Event]:
+        self.check_command(command)
         name, args = command.name, command.args
-        if name not in COMMAND_ARGS:
-            raise InputError(f"TacTile has no command {name!r}; commands: {', '.join(sorted(self.command_names()))}")
-        unknown = sorted(set(args) - COMMAND_ARGS[name])
-        if unknown:
-            valid = ", ".join(sorted(COMMAND_ARGS[name])) or "none"
-            raise InputError(f"{name} has no argument '{unknown[0]}'; valid arguments: {valid}")
         if name in ACTION_COMMANDS:
             return [self._decide_action(name, args, command.at_us)]
         if name == "enter_card":

@@ -59,9 +59,12 @@ class Tap4(Game):
     min_players = 2
     max_players = 6
     command_specs = (
-        CommandSpec("enter_round", "Record a round: entries [{player, out: true} | {player, total} | {player, cards}]"),
-        CommandSpec("edit_round", "Correct a past round: round (1-based) and entries, as for enter_round"),
-        CommandSpec("choose_starter", "Before round 1: the player who starts it (the rulebook says the youngest)"),
+        CommandSpec("enter_round", "Record a round: entries [{player, out: true} | {player, total} | {player, cards}]",
+                    ("entries",)),
+        CommandSpec("edit_round", "Correct a past round: round (1-based) and entries, as for enter_round",
+                    ("round", "entries")),
+        CommandSpec("choose_starter", "Before round 1: the player who starts it (the rulebook says the youngest)",
+                    ("player",)),
     )
 
     def __init__(self, players: Sequence[Player], settings: Mapping[str, Any]) -> None:
@@ -134,13 +137,12 @@ class Tap4(Game):
 
     # ----- decide ---------------------------------------------------------
     def decide(self, command: Command) -> list[Event]:
+        self.check_command(command)
         if command.name == "enter_round":
             return self._decide_enter(command)
         if command.name == "edit_round":
             return self._decide_edit(command)
-        if command.name == "choose_starter":
-            return self._decide_starter(command)
-        raise InputError(f"Tap 4 has no command '{command.name}'; commands: {', '.join(sorted(self.command_names()))}")
+        return self._decide_starter(command)
 
     def _entries(self, command: Command) -> list[dict[str, Any]]:
         return check_round([(p.id, p.name) for p in self.players], command.args.get("entries"))

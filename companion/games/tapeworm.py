@@ -55,13 +55,14 @@ class Tapeworm(Game):
     max_players: ClassVar[int] = 8
     command_specs: ClassVar[tuple[CommandSpec, ...]] = (
         CommandSpec("draw", "The current player draws the card that starts their turn."),
-        CommandSpec("play", "The current player attaches {count} plain cards to the worm."),
-        CommandSpec("cut", "Play a Cut: {severed} cards cut off the worm go to the discard pile with it."),
+        CommandSpec("play", "The current player attaches {count} plain cards to the worm.", ("count",)),
+        CommandSpec("cut", "Play a Cut: {severed} cards cut off the worm go to the discard pile with it.", ("severed",)),
         CommandSpec("peek", "Play a Peek: draw a card, then put one from hand on top of the deck."),
-        CommandSpec("hatch", "Play a Hatch: {target} player draws a card."),
-        CommandSpec("swap", "Play a Swap with {target}: {took} true if a card was taken and one given back."),
+        CommandSpec("hatch", "Play a Hatch: {target} player draws a card.", ("target",)),
+        CommandSpec("swap", "Play a Swap with {target}: {took} true if a card was taken and one given back.",
+                    ("target", "took")),
         CommandSpec("dig", "Play a Dig: draw a card, then discard one."),
-        CommandSpec("ringworm", "A ring was completed: discard {discard} (up to 2) cards."),
+        CommandSpec("ringworm", "A ring was completed: discard {discard} (up to 2) cards.", ("discard",)),
         CommandSpec("end_turn", "The current player ends their turn."),
         CommandSpec("declare_locked", "Only a Cut could be played and the player has none: the last to play wins."),
     )
@@ -161,9 +162,8 @@ class Tapeworm(Game):
         return [Event("dealt", {"hands": {str(i): HAND_SIZE for i in ids}, "deck": size - needed, "first": first})]
 
     def decide(self, command: Command) -> list[Event]:
-        handler = getattr(self, f"_decide_{command.name}", None)
-        if handler is None:
-            raise InputError(f"Tapeworm has no command '{command.name}'; commands: {sorted(self.command_names())}")
+        self.check_command(command)
+        handler = getattr(self, f"_decide_{command.name}")
         return handler(command.args)
 
     def _decide_draw(self, args: Mapping[str, Any]) -> list[Event]:

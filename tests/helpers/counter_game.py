@@ -28,10 +28,10 @@ class CounterGame(Game):
     max_players = 8
     uses_pads = True
     command_specs = (
-        CommandSpec("add", "add n to the counter"),
-        CommandSpec("lock", "add n; this cannot be undone"),
-        CommandSpec("set_timer", "fire a deadline after after_us"),
-        CommandSpec("add_many", "add each of ns, one event each (one step)"),
+        CommandSpec("add", "add n to the counter", ("n",)),
+        CommandSpec("lock", "add n; this cannot be undone", ("n",)),
+        CommandSpec("set_timer", "fire a deadline after after_us", ("after_us",)),
+        CommandSpec("add_many", "add each of ns, one event each (one step)", ("ns",)),
         CommandSpec("explode", "a bug in decide"),
         CommandSpec("poison", "a bug in evolve"),
     )
