@@ -21,11 +21,24 @@
 #define REST_BETA 5
 #define RING_ALPHA 4
 #define RING_BETA 8
+/* The rest moves at most this much a sample (x 256): 4 counts, a little
+ * more than 350 mV of 60 Hz hum does at 130 us a sample. */
+#define MAX_SLOPE_Q8 1024
 /* The gate: a sample within nf + GATE_MARGIN of the rest is quiet. */
 #define GATE_MARGIN 4
 /* A contact needs this many samples at or above the threshold; fewer is an
  * electrical glitch (static, a motor starting), never a hit. */
 #define MIN_SAMPLES 2u
+/* The ringing's level decays by 1/32 a sample (~4 ms, a table's
+ * ringing dies faster) after a shake, 1/64 (~8 ms) after a reported contact
+ * (a pad's own ringing lasts longer). */
+#define REF_SHIFT_SHAKE 5
+#define REF_SHIFT_OWN 6
+/* The first half-wave is over where it falls below its peak >> this
+ * (nearly back at rest: a rest a few counts off cannot stretch it). */
+#ifndef LOBE_END_SHIFT
+#define LOBE_END_SHIFT 3
+#endif
 /* A rise climbs at least this many counts (plus a quarter of the noise
  * floor) a sample: a hand's first samples climb tens, hum a few. */
 #define RISE_STEP 6
@@ -116,10 +129,7 @@ uint16_t detect_level(const detect_t *d, uint8_t pad, uint16_t raw) {
 uint16_t detect_trigger_level(const detect_t *d, uint8_t pad) {
     const detect_pad_state_t *s = &d->st[pad];
     if (s->state == DETECT_REST) return rest_threshold(d, s, pad);
-    if (s->state == DETECT_RING) {
-        uint16_t env = s->blk_e[0] > s->blk_e[1] ? s->blk_e[0] : s->blk_e[1];
-        return (uint16_t)(env + (env >> 1) + 2u * gate(s));
-    }
+    if (s->state == DETECT_RING) return (uint16_t)(s->ref + (s->ref >> 2) + 2u * gate(s));
     return 0xFFFFu;
 }
 
@@ -127,8 +137,8 @@ uint16_t detect_trigger_level(const detect_t *d, uint8_t pad) {
 static void track(detect_pad_state_t *s, uint16_t raw, uint8_t alpha, uint8_t beta) {
     int32_t r = ((int32_t)raw << 8) - s->base_q8;
     int32_t slope = s->slope_q8 + (r >> beta);
-    if (slope > 0x7FFF) slope = 0x7FFF;
-    if (slope < -0x7FFF) slope = -0x7FFF;
+    if (slope > MAX_SLOPE_Q8) slope = MAX_SLOPE_Q8;
+    if (slope < -MAX_SLOPE_Q8) slope = -MAX_SLOPE_Q8;
     s->slope_q8 = (int16_t)slope;
     s->base_q8 += (r >> alpha) + s->slope_q8;
 }
@@ -141,8 +151,8 @@ static void track_mean(detect_pad_state_t *s) {
     for (uint8_t i = 0; i < DETECT_HIST; i++) sum = (int16_t)(sum + s->hist_d[i]);
     int32_t r = (int32_t)sum << 5; /* the mean, x 256 */
     int32_t slope = s->slope_q8 + (r >> REST_BETA);
-    if (slope > 0x7FFF) slope = 0x7FFF;
-    if (slope < -0x7FFF) slope = -0x7FFF;
+    if (slope > MAX_SLOPE_Q8) slope = MAX_SLOPE_Q8;
+    if (slope < -MAX_SLOPE_Q8) slope = -MAX_SLOPE_Q8;
     s->slope_q8 = (int16_t)slope;
     s->base_q8 += (r >> REST_ALPHA) + s->slope_q8;
 }
@@ -213,68 +223,79 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
         back++;
     }
     if ((s->c.flags & DETECT_C_LIVE) && !(s->c.flags & DETECT_C_XTALK)) s->prev = s->c;
+    s->c.flags = s->state == DETECT_REST ? (DETECT_C_LIVE | DETECT_C_CLEAN) : DETECT_C_LIVE;
     s->pol = pol;
     s->state = DETECT_SCAN;
-    s->c.flags = DETECT_C_LIVE;
     s->c.onset_us = t_us - (uint16_t)((uint16_t)t_us - s->hist_t[j]); /* the rise's first sample */
     s->c.peak = abs16(e);
     s->c.lobe_us = 0xFFFFu;
-    s->c.clipped = at_rail(raw);
+    s->c.clipped_us = at_rail(raw) ? (uint16_t)((uint16_t)t_us - s->hist_t[prev_i(newest_i(s))]) : 0u;
     s->above = 1;
     s->last_pd = (int16_t)(pol * e);
     s->last_t = (uint16_t)t_us;
     s->env = abs16(e);
-    s->blk_e[0] = s->blk_e[1] = s->env;
-    s->blk_s4[0] = s->blk_s4[1] = (uint16_t)(4u * s->env);
-    s->blk_n = 0;
+    s->ref = 0; /* no new contact is looked for within the first half-wave */
+    s->since_lobe = 0;
     s->busy = back; /* SCAN: how far back the rise began, until it is dated */
     if (back) date_onset(s, back);
     s->until_us = s->c.onset_us + d->pad[pad].scan_us;
 #ifdef DETECT_DEBUG
-    fprintf(stderr, "pad %u start at %u e %d back %u onset %u (state was %u, env %u/%u s4 %u/%u nf %u)\n", pad + 1, t_us,
-            e, back, s->c.onset_us, prev_state, s->blk_e[0], s->blk_e[1], s->blk_s4[0], s->blk_s4[1], s->nf);
+    fprintf(stderr, "pad %u start at %u e %d back %u onset %u (state was %u, ref %u nf %u)\n", pad + 1, t_us, e, back,
+            s->c.onset_us, prev_state, s->ref, s->nf);
 #endif
 }
 
-/* A clipped contact's peak, estimated: half the rail deviation more for
- * every sample at the rails (a harder slap stays clipped longer). */
-static uint16_t estimated_peak(const detect_contact_t *c) {
-    if (!c->clipped) return c->peak;
-    uint32_t p = (uint32_t)RAIL_DEV + (uint32_t)c->clipped * (RAIL_DEV / 2u);
+/* A clipped contact's peak, estimated (after Edrumulus' overload
+ * correction): half as much again for every 130 us its first half-wave
+ * spent at the rails, a harder slap stays clipped longer. (A finer estimate
+ * from the clipped share of the half-wave, R / cos(pi f / 2) for a
+ * half-sine, was tried: a sample's resolution makes it too noisy on the
+ * short half-waves that matter.) */
+#define CLIP_US_PER_HALF 260u
+static uint16_t estimated_peak_at(const detect_contact_t *c, uint16_t lobe_us) {
+    (void)lobe_us;
+    if (!DETECT_CLIPPED(c)) return c->peak;
+    uint32_t p = c->peak + ((uint32_t)c->peak * c->clipped_us) / CLIP_US_PER_HALF;
     return p > 0xFFFFu ? 0xFFFFu : (uint16_t)p;
 }
 
+/* (a contact still in its first half-wave: as long as it has lasted so far) */
+static uint16_t estimated_peak_now(const detect_contact_t *c, uint32_t now_us) {
+    if (c->flags & DETECT_C_LOBE) return estimated_peak_at(c, c->lobe_us);
+    int32_t so_far = since(now_us, c->onset_us);
+    return estimated_peak_at(c, (uint16_t)(so_far < 0 ? 0 : so_far > 0xFFFF ? 0xFFFF : so_far));
+}
+
+static uint16_t estimated_peak(const detect_contact_t *c) { return estimated_peak_at(c, c->lobe_us); }
+
 static void end_scan(detect_t *d, detect_pad_state_t *s) {
-    s->c.peak = estimated_peak(&s->c);
     s->state = DETECT_PENDING;
     s->until_us = decide_time(d, s);
 }
 
 /* Whether the newest sample is a new contact the pad's motion cannot
- * explain: |d| past 1.5 x its envelope, or the 4-sum past 1.5 x its own. */
-static uint8_t new_rise(const detect_pad_state_t *s, uint16_t a, int16_t s4) {
-    uint16_t g = gate(s);
-    uint16_t env = s->blk_e[0] > s->blk_e[1] ? s->blk_e[0] : s->blk_e[1];
-    if (a > env + (env >> 1) + 2u * g) return 1;
-    uint16_t env4 = s->blk_s4[0] > s->blk_s4[1] ? s->blk_s4[0] : s->blk_s4[1];
-    return abs16(s4) > env4 + (env4 >> 1) + 8u * g;
+ * explain: |d| past 1.25 x the level the ringing stays under (and past it
+ * by the threshold), or (once the first half-wave is out of it) the 4-sum
+ * past twice that level and the threshold: a ringing
+ * of 1.3..3.3 kHz sums to at most ~1.6 x its amplitude in four samples, a
+ * push one way to nearly four times its own. */
+static uint8_t new_rise(const detect_pad_state_t *s, uint16_t thr, uint16_t a, int16_t s4) {
+    uint16_t g = gate(s), ref = s->ref, more = ref >> 2;
+    if (more < thr) more = thr; /* and a new contact of at least the threshold's own */
+    if (a > ref + more + 2u * g) return 1;
+    return s->since_lobe >= 4u && abs16(s4) > 2u * (ref + thr) + 8u * g;
 }
 
-/* The envelopes follow the signal in blocks: a new block every DETECT_BLOCK samples. */
-static void follow_envelopes(detect_pad_state_t *s, uint16_t a, int16_t s4) {
-    uint16_t a4 = abs16(s4);
-    if (a > s->blk_e[1]) s->blk_e[1] = a;
-    if (a4 > s->blk_s4[1]) s->blk_s4[1] = a4;
-    if (++s->blk_n >= DETECT_BLOCK) {
-        s->blk_n = 0;
-        s->blk_e[0] = s->blk_e[1];
-        s->blk_s4[0] = s->blk_s4[1];
-        s->blk_e[1] = 0;
-        s->blk_s4[1] = 0;
-    }
+/* The ringing's level decays, slower than any ringing: a ringing never
+ * rises past it, a new contact does. */
+static void follow_ring(detect_pad_state_t *s) {
+    s->ref = (uint16_t)(s->ref - (s->ref >> s->ref_shift) - (s->ref ? 1u : 0u));
+    if (s->since_lobe < 255u) s->since_lobe++;
 }
 
 static uint8_t crosstalk_source(const detect_t *d, uint8_t pad);
+/* Table vibration: a first half-wave over within DETECT_XT_LOBE_US. */
+static uint8_t sharp(const detect_contact_t *c) { return (c->flags & DETECT_C_LOBE) && c->lobe_us <= DETECT_XT_LOBE_US; }
 static uint32_t xt_source_onset; /* the onset of the contact crosstalk_source() last found */
 
 void detect_sample_at(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, uint32_t t_us) {
@@ -314,8 +335,8 @@ void detect_sample_at(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t 
             start_contact(d, s, pad, e, raw, t_us);
             return;
         }
-        /* Something small (a faint shake): followed slowly, not learnt as rest. */
-        track(s, raw, RING_ALPHA, RING_BETA);
+        /* Something small (a faint shake): the rest follows its mean. */
+        track_mean(s);
         return;
     }
     case DETECT_SCAN:
@@ -327,12 +348,13 @@ void detect_sample_at(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t 
                 date_onset(s, ++s->busy);
                 s->until_us = s->c.onset_us + d->pad[pad].scan_us;
             }
-            if (!(s->c.flags & DETECT_C_LOBE) && pd <= 0) {
-                /* Back through rest: the first half-wave is over. */
+            int16_t lobe_end = (int16_t)(s->c.peak >> LOBE_END_SHIFT);
+            if (!(s->c.flags & DETECT_C_LOBE) && pd <= lobe_end) {
+                /* Back (nearly) through rest: the first half-wave is over. */
                 uint16_t dt = (uint16_t)((uint16_t)t_us - s->last_t);
-                uint16_t part = s->last_pd > 0 ? (uint16_t)((uint32_t)dt * (uint16_t)s->last_pd /
-                                                           (uint16_t)(s->last_pd - pd))
-                                               : 0;
+                uint16_t part = s->last_pd > lobe_end ? (uint16_t)((uint32_t)dt * (uint16_t)(s->last_pd - lobe_end) /
+                                                                   (uint16_t)(s->last_pd - pd))
+                                                      : 0;
                 uint32_t tz = t_us - dt + part;
                 int32_t lobe = since(tz, s->c.onset_us);
                 s->c.lobe_us = (uint16_t)(lobe < 0 ? 0 : lobe > 0xFFFE ? 0xFFFE : lobe);
@@ -341,26 +363,35 @@ void detect_sample_at(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t 
         } else {
             track_mean(s);
         }
-        /* A rise past 1.5 x everything of this contact so far, once its
-         * first half-wave is over: a slap on a pad a neighbour had just
-         * shaken. If what came so far could be that shake, this is where the
-         * player's contact starts (judged on the contact before this sample). */
-        if ((s->c.flags & DETECT_C_LOBE) && a >= rest_threshold(d, s, pad) &&
-            a > s->env + (s->env >> 1) + 2u * gate(s)) {
-            uint8_t src = crosstalk_source(d, pad);
-            if (src != 0xFFu) {
-                s->xt_pad = src;
-                s->xt_onset_us = xt_source_onset;
-                s->c.flags |= DETECT_C_XTALK;
-                start_contact(d, s, pad, e, raw, t_us);
-                return;
+        /* A rise the ringing of this contact's first half-wave cannot
+         * explain: a slap on a pad a neighbour had just shaken. If what came
+         * so far could be that shake, this is where the player's contact
+         * starts (judged on the contact before this sample). */
+        if (s->c.flags & DETECT_C_LOBE) {
+            if (s->since_lobe == 0 && s->ref == 0) {
+                uint16_t p = estimated_peak(&s->c);
+                s->ref = p > a ? p : a;
+                s->ref_shift = REF_SHIFT_SHAKE;
             }
+            int16_t s4 = sum4(s);
+            if (new_rise(s, rest_threshold(d, s, pad), a, s4)) {
+                uint8_t src = crosstalk_source(d, pad);
+                if (src != 0xFFu) {
+                    s->xt_pad = src;
+                    s->xt_onset_us = xt_source_onset;
+                    s->xt_peak = estimated_peak(&s->c);
+                    s->c.flags |= DETECT_C_XTALK;
+                    start_contact(d, s, pad, e, raw, t_us);
+                    return;
+                }
+            }
+            follow_ring(s);
         }
         if (a > s->env) s->env = a;
-        follow_envelopes(s, a, sum4(s));
         if (s->state == DETECT_SCAN) {
             if (a >= d->thr[pad] && s->above < 255u) s->above++;
-            if (!(s->c.flags & DETECT_C_LOBE) && at_rail(raw) && s->c.clipped < 255u) s->c.clipped++;
+            if (!(s->c.flags & DETECT_C_LOBE) && at_rail(raw))
+                s->c.clipped_us = (uint16_t)(s->c.clipped_us + (uint16_t)((uint16_t)t_us - s->last_t));
             if (pd > (int16_t)s->c.peak) s->c.peak = (uint16_t)pd;
             s->last_pd = pd;
             s->last_t = (uint16_t)t_us;
@@ -370,16 +401,15 @@ void detect_sample_at(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t 
     }
     default: { /* RING */
         track_mean(s);
-        int16_t s4 = sum4(s);
         /* A new contact, masked or not: inside a reported contact's mask it
          * is not reported (unless it is far louder), but other pads'
          * contacts may still be its shake. */
-        if (a >= rest_threshold(d, s, pad) && new_rise(s, a, s4)) {
+        if (new_rise(s, rest_threshold(d, s, pad), a, s->ref_shift == REF_SHIFT_OWN ? 0 : sum4(s))) {
             start_contact(d, s, pad, e, raw, t_us);
             return;
         }
-        follow_envelopes(s, a, s4);
-        if (s->blk_e[0] < 2u * gate(s) && s->blk_e[1] < 2u * gate(s)) {
+        follow_ring(s);
+        if (s->ref < 2u * gate(s)) {
             s->state = DETECT_REST;
             s->busy = 0;
         }
@@ -390,36 +420,39 @@ void detect_sample_at(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t 
 
 /* Another pad's contact that explains this pad's as its shake: it began at
  * least DETECT_XT_MIN_DELAY_US and at most xwin_us before it, this one is
- * sharp (a lobe within DETECT_XT_LOBE_US) and at most xtalk % of it, and it
- * has not shaken this pad already. 0xFF: none. */
+ * sharp (a lobe within DETECT_XT_LOBE_US) and at most xtalk % of it. A slap
+ * that shook the pad already explains no more than its ringing. 0xFF: none.
+ * The source's onset goes to xt_source_onset. */
 static uint8_t crosstalk_source(const detect_t *d, uint8_t pad) {
     const detect_pad_state_t *s = &d->st[pad];
     const detect_contact_t *c = &s->c;
     uint8_t xtalk = d->pad[pad].xtalk;
     if (xtalk == 0) return 0xFFu;
-    if ((c->flags & DETECT_C_LOBE) == 0 || c->lobe_us > DETECT_XT_LOBE_US) return 0xFFu; /* a hand's push */
+    if (!sharp(c)) return 0xFFu; /* a hand's push */
     int32_t xwin = (int32_t)d->pad[pad].xwin_us;
     uint16_t mine = estimated_peak(c);
     for (uint8_t k = 0; k < 2u * d->npads; k++) {
         uint8_t j = (uint8_t)(k >> 1);
         if (j == pad) continue;
         const detect_contact_t *o = (k & 1u) ? &d->st[j].prev : &d->st[j].c;
-        if (!(o->flags & DETECT_C_LIVE) || (o->flags & DETECT_C_XTALK)) continue; /* a shake shakes nothing */
-        if (j == s->xt_pad && o->onset_us == s->xt_onset_us) continue; /* it shook this pad already */
+        if (!(o->flags & DETECT_C_LIVE)) continue;
+        if (o->flags & DETECT_C_XTALK) continue; /* a shake shakes nothing */
         int32_t gap = since(c->onset_us, o->onset_us); /* > 0: the other came first */
         if (gap < (int32_t)DETECT_XT_MIN_DELAY_US || gap > xwin) continue;
-        uint16_t src = (o == &d->st[j].c && d->st[j].state == DETECT_SCAN) ? estimated_peak(o) : o->peak;
+        uint8_t again = j == s->xt_pad && o->onset_us == s->xt_onset_us;
+        if (again && mine > s->xt_peak + (s->xt_peak >> 3)) continue; /* louder than the shake it already made */
+        uint16_t src = estimated_peak_now(o, c->onset_us);
 #ifdef DETECT_DEBUG
         fprintf(stderr, "   pad %u vs source %u: gap %d, mine %u (clipped %u), src %u (clipped %u)\n", pad + 1, j + 1,
-                (int)gap, mine, c->clipped, src, o->clipped);
+                (int)gap, mine, c->clipped_us, src, o->clipped_us);
 #endif
-        if (c->clipped && !o->clipped) continue; /* a shake is smaller than its slap */
-        if (c->clipped) {
-            if (mine > src) continue; /* both at the rails: a shake clips no longer than its slap */
-            xt_source_onset = o->onset_us;
-            return j;
+        if (DETECT_CLIPPED(c)) {
+            /* At the rails both: their peaks are estimates, and a shake
+             * clips no longer than the slap that made it. */
+            if (!DETECT_CLIPPED(o) || mine > src) continue;
+        } else if ((uint32_t)mine * 100u > (uint32_t)src * xtalk) {
+            continue;
         }
-        if ((uint32_t)c->peak * 100u > (uint32_t)src * xtalk) continue;
         xt_source_onset = o->onset_us;
         return j;
     }
@@ -433,33 +466,46 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
     if (d->decide_budget == 0) return 0; /* a later scan decides it: the onset stays what it is */
     if (d->decide_budget != 0xFFu) d->decide_budget--;
     s->state = DETECT_RING;
+    if (!(s->c.flags & DETECT_C_LOBE) || s->ref < s->env) { /* a push longer than the scan */
+        s->ref = s->env;
+        s->ref_shift = REF_SHIFT_SHAKE;
+    }
     if (s->above < MIN_SAMPLES) {
         s->c.flags = 0; /* a glitch: it explains nothing */
         d->dropped_glitch++;
         return 0;
     }
     uint8_t src = crosstalk_source(d, pad);
+    const detect_pad_config_t *cfg = &d->pad[pad];
+    uint16_t peak = estimated_peak(&s->c);
+    if (src == 0xFFu && peak < cfg->slap && sharp(&s->c)) {
+        /* Light and sharp: a knock on the table, not a finger (a touch is a slow push). */
+        s->c.flags |= DETECT_C_XTALK;
+        d->dropped_xtalk++;
+        return 0;
+    }
 #ifdef DETECT_DEBUG
     fprintf(stderr, "pad %u decide at %u onset %u peak %u lobe %u clipped %u above %u -> %s %u\n", pad + 1, now_us,
-            s->c.onset_us, s->c.peak, s->c.lobe_us, s->c.clipped, s->above, src != 0xFFu ? "DROP" : "report",
+            s->c.onset_us, estimated_peak(&s->c), s->c.lobe_us, s->c.clipped_us, s->above, src != 0xFFu ? "DROP" : "report",
             src + 1u);
 #endif
     if (src != 0xFFu) {
         s->c.flags |= DETECT_C_XTALK;
         s->xt_pad = src;
         s->xt_onset_us = xt_source_onset;
+        s->xt_peak = peak;
         d->dropped_xtalk++;
         return 0;
     }
-    const detect_pad_config_t *cfg = &d->pad[pad];
-    if (since(s->c.onset_us, s->mask_end_us) < 0 && s->c.peak <= 2u * s->reported) {
+    if (since(s->c.onset_us, s->mask_end_us) < 0 && peak <= 2u * s->reported) {
         s->c.flags |= DETECT_C_MASKED; /* the same player again, within the mask */
         return 0;
     }
     s->mask_end_us = s->c.onset_us + cfg->mask_us;
-    s->reported = s->c.peak > 1023u ? 1023u : s->c.peak;
+    s->reported = peak > 1023u ? 1023u : peak;
+    s->ref_shift = REF_SHIFT_OWN;
     out->pad = pad;
-    out->is_slap = s->c.peak >= cfg->slap;
+    out->is_slap = peak >= cfg->slap;
     out->peak = s->reported;
     out->onset_us = s->c.onset_us;
     return 1;

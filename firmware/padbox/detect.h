@@ -70,8 +70,6 @@ extern "C" {
 /* Not settable. */
 /* Samples of history per pad: the rise of a contact is found in them. */
 #define DETECT_HIST 8u
-/* A pad's ringing envelope: the largest of the last two blocks of this many samples (~1 ms each). */
-#define DETECT_BLOCK 8u
 /* Decide a contact this long after its scan ends. */
 #define DETECT_DECIDE_MARGIN_US 500u
 /* Table vibration's first half-wave lasts at most this long. */
@@ -112,15 +110,17 @@ typedef struct {
     uint32_t onset_us;
     uint16_t peak;    /* largest deviation its way, counts (estimated if clipped) */
     uint16_t lobe_us; /* first half-wave: onset to the crossing back through rest */
-    uint8_t clipped;  /* samples at the rails in its first half-wave (saturating) */
+    uint16_t clipped_us; /* how long its first half-wave stayed at the rails */
     uint8_t flags;    /* DETECT_C_* */
 } detect_contact_t;
+#define DETECT_CLIPPED(c) ((c)->clipped_us != 0u)
 
 #define DETECT_C_LIVE 1u   /* a contact (not a glitch, not yet forgotten) */
 #define DETECT_C_LOBE 2u   /* its first half-wave is over (lobe_us known) */
 #define DETECT_C_XTALK 4u  /* dropped as a neighbour's shake */
 #define DETECT_C_DATED 8u  /* its onset is worked out */
 #define DETECT_C_MASKED 16u /* began within the mask of a reported contact: not reported */
+#define DETECT_C_CLEAN 32u /* began on a pad at rest (its onset is sure) */
 
 /** Per-pad running state (exposed so the sketch can size it statically). */
 typedef struct {
@@ -139,12 +139,13 @@ typedef struct {
     int16_t last_pd;         /* SCAN: the previous sample's deviation the contact's way */
     uint16_t last_t;         /* ... and its time */
     uint16_t env;            /* SCAN, PENDING: largest |d| of the contact so far */
-    uint16_t blk_e[2];       /* largest |d| of the last block of DETECT_BLOCK samples and of this one */
-    uint16_t blk_s4[2];      /* the same of |the sum of the last four d| */
-    uint8_t blk_n;           /* samples into this block */
+    uint16_t ref;            /* after a first half-wave: the |d| its ringing stays under (decays) */
+    uint8_t since_lobe;      /* samples since the first half-wave ended (saturating) */
+    uint8_t ref_shift;       /* ref decays by ref >> ref_shift a sample */
     uint16_t reported;       /* peak of the last reported contact (mask escape) */
     uint8_t xt_pad;          /* the source of the last shake on this pad (0xFF: none)... */
-    uint32_t xt_onset_us;    /* ... and its onset: one slap shakes a pad once */
+    uint32_t xt_onset_us;    /* ... its onset ... */
+    uint16_t xt_peak;        /* ... and how hard it shook it: its ringing is never louder */
     uint32_t until_us;       /* SCAN: end of scan; PENDING: decision time */
     uint32_t mask_end_us;    /* no report before this (the last reported onset + mask_us) */
 } detect_pad_state_t;

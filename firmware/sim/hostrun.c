@@ -67,9 +67,9 @@ int main(int argc, char **argv) {
                 detect_sample(&det, p, v, tu);
                 if (p == trace_pad && t >= dump_from && t <= dump_to) {
                     const detect_pad_state_t *st = &det.st[p];
-                    printf("TRACE %u %u raw %u e %d state %u base %.1f slope %.2f env %u/%u s4 %u/%u nf %u\n", p + 1u, tu, v,
+                    printf("TRACE %u %u raw %u e %d state %u base %.1f slope %.2f ref %u since_lobe %u env %u nf %u\n", p + 1u, tu, v,
                            st->hist_d[(st->hist_at + DETECT_HIST - 1u) % DETECT_HIST], st->state, st->base_q8 / 256.0,
-                           st->slope_q8 / 256.0, st->blk_e[0], st->blk_e[1], st->blk_s4[0], st->blk_s4[1], st->nf);
+                           st->slope_q8 / 256.0, st->ref, st->since_lobe, st->env, st->nf);
                 }
                 detect_hit_t h;
                 if (detect_poll_pad(&det, p, tu, &h) && scans >= learn_scans)
