@@ -8,11 +8,17 @@
 #include <stdio.h>
 #endif
 
+/* Rare steps are kept out of the per-sample path (no inlining, even with
+ * LTO): inlined, they crowd the registers and slow every common sample. */
 #if defined(__GNUC__)
 #define COLD __attribute__((noinline))
 #else
 #define COLD
 #endif
+/* detect_sample_fast stays a function of its own: with no calls inside it
+ * needs no saved registers, where inlined into the firmware's scan loop the
+ * compiler spills and recomputes its values. */
+#define OWN_FRAME COLD
 
 /* The rest tracker (an alpha-beta filter on the samples, gains as shifts):
  * at rest alpha 1/4, beta 1/32 (~200 Hz: hum within a few counts); while a
@@ -105,7 +111,7 @@ void detect_init(detect_t *d, uint8_t npads) {
     d->npads = npads;
     for (uint8_t i = 0; i < DETECT_MAX_PADS; i++) {
         detect_default_config(&d->pad[i]);
-        d->st[i].base_q8 = -1; /* no sample yet */
+        d->st[i].base_q4 = -1; /* no sample yet */
         d->st[i].xt_pad = 0xFFu;
         d->st[i].mask_end_us = 0;
     }
@@ -122,8 +128,8 @@ static uint16_t rest_threshold(const detect_t *d, const detect_pad_state_t *s, u
 }
 
 uint16_t detect_level(const detect_t *d, uint8_t pad, uint16_t raw) {
-    if (pad >= d->npads || d->st[pad].base_q8 < 0) return 0;
-    return abs16((int16_t)((int16_t)raw - (int16_t)((d->st[pad].base_q8 + 128) >> 8)));
+    if (pad >= d->npads || d->st[pad].base_q4 < 0) return 0;
+    return abs16((int16_t)((int16_t)raw - ((d->st[pad].base_q4 + 8) >> 4)));
 }
 
 uint16_t detect_trigger_level(const detect_t *d, uint8_t pad) {
@@ -133,41 +139,21 @@ uint16_t detect_trigger_level(const detect_t *d, uint8_t pad) {
     return 0xFFFFu;
 }
 
-/* The rest tracker: the prediction for the next sample, from this one. */
-static void track(detect_pad_state_t *s, uint16_t raw, uint8_t alpha, uint8_t beta) {
-    int32_t r = ((int32_t)raw << 8) - s->base_q8;
-    int32_t slope = s->slope_q8 + (r >> beta);
+/* The rest tracker, an alpha-beta filter with alpha 1/4 and beta 1/32
+ * (gains as shifts, ~200 Hz: hum followed within a few counts): the
+ * prediction for the next sample from r, this sample's residual x 16. */
+static inline void track_residual(detect_pad_state_t *s, int16_t r4) {
+    int16_t slope = (int16_t)(s->slope_q8 + (r4 >> 1));
     if (slope > MAX_SLOPE_Q8) slope = MAX_SLOPE_Q8;
     if (slope < -MAX_SLOPE_Q8) slope = -MAX_SLOPE_Q8;
-    s->slope_q8 = (int16_t)slope;
-    s->base_q8 += (r >> alpha) + s->slope_q8;
+    s->slope_q8 = slope;
+    s->base_q4 = (int16_t)(s->base_q4 + (r4 >> 2) + (slope >> 4));
 }
 
-/* While a pad rings, the rest tracker is fed the mean of its last eight
- * deviations (~1 ms: a ringing of 0.8 kHz and up mostly cancels in it, hum
- * and drift do not), with the gains it has at rest. */
-static void track_mean(detect_pad_state_t *s) {
-    int16_t sum = 0;
-    for (uint8_t i = 0; i < DETECT_HIST; i++) sum = (int16_t)(sum + s->hist_d[i]);
-    int32_t r = (int32_t)sum << 5; /* the mean, x 256 */
-    int32_t slope = s->slope_q8 + (r >> REST_BETA);
-    if (slope > MAX_SLOPE_Q8) slope = MAX_SLOPE_Q8;
-    if (slope < -MAX_SLOPE_Q8) slope = -MAX_SLOPE_Q8;
-    s->slope_q8 = (int16_t)slope;
-    s->base_q8 += (r >> REST_ALPHA) + s->slope_q8;
-}
-
-/* The sum of the newest four deviations: a ringing of 1.3..3.3 kHz mostly
- * cancels in it, a push one way for 0.3 ms or more does not. */
-static int16_t sum4(const detect_pad_state_t *s) {
-    uint8_t i = s->hist_at;
-    int16_t sum = 0;
-    for (uint8_t k = 0; k < 4u; k++) {
-        i = prev_i(i);
-        sum = (int16_t)(sum + s->hist_d[i]);
-    }
-    return sum;
-}
+/* At rest the tracker follows the samples; while a pad moves, the mean of
+ * its last eight deviations (~1 ms: a ringing of 0.8 kHz and up mostly
+ * cancels in it, hum and drift do not), with the same gains. */
+static void track_mean(detect_pad_state_t *s) { track_residual(s, (int16_t)(s->sum8 * 2)); }
 
 /* Back-date the onset of the contact whose rise began `back` samples before
  * the newest: along the line through the rise's first two samples to rest,
@@ -298,52 +284,86 @@ static uint8_t crosstalk_source(const detect_t *d, uint8_t pad);
 static uint8_t sharp(const detect_contact_t *c) { return (c->flags & DETECT_C_LOBE) && c->lobe_us <= DETECT_XT_LOBE_US; }
 static uint32_t xt_source_onset; /* the onset of the contact crosstalk_source() last found */
 
-void detect_sample_at(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, uint32_t t_us) {
-    if (s->base_q8 < 0) { /* the first sample: the rest starts here */
-        s->base_q8 = (int32_t)raw << 8;
+static void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, int16_t e, uint16_t raw, uint32_t t_us);
+
+/* The sums of the history's deviations, worked out afresh (a pad leaving rest). */
+static void sum_history(detect_pad_state_t *s) {
+    int16_t sum = 0, sum4 = 0;
+    uint8_t i = s->hist_at;
+    for (uint8_t k = 0; k < DETECT_HIST; k++) {
+        i = prev_i(i);
+        sum = (int16_t)(sum + s->hist_d[i]);
+        if (k == 3u) sum4 = sum;
+    }
+    s->sum8 = sum;
+    s->sum4 = sum4;
+}
+
+OWN_FRAME uint8_t detect_sample_fast(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
+    if (s->state != DETECT_REST || s->base_q4 < 0) return 0;
+    int16_t e = (int16_t)((int16_t)raw - ((s->base_q4 + 8) >> 4));
+    uint8_t at = s->hist_at;
+    s->hist_d[at] = e;
+    s->hist_t[at] = t_lo;
+    s->hist_at = (uint8_t)((at + 1u) & (DETECT_HIST - 1u));
+    uint16_t a = (uint16_t)(e < 0 ? -e : e);
+    uint8_t nf = s->nf;
+    if (a >= (uint16_t)(nf + GATE_MARGIN)) return 0; /* (detect_step sees the sample in the history) */
+    track_residual(s, (int16_t)(((int16_t)raw << 4) - s->base_q4));
+    /* The noise floor: up halfway to a louder quiet sample, down a count
+     * every 32 quiet samples (the slow path). */
+    if (a > nf) s->nf = (uint8_t)(nf + ((a - nf + 1u) >> 1));
+    else if ((t_lo & 0x1Fu) == 0) return 0;
+    return 1;
+}
+
+COLD void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, uint32_t t_us) {
+    if (s->base_q4 < 0) { /* the first sample: the rest starts here */
+        s->base_q4 = (int16_t)(raw << 4);
         s->slope_q8 = 0;
         for (uint8_t i = 0; i < DETECT_HIST; i++) {
             s->hist_d[i] = 0;
             s->hist_t[i] = (uint16_t)t_us;
         }
+        return;
     }
-    int16_t e = (int16_t)((int16_t)raw - (int16_t)((s->base_q8 + 128) >> 8));
-    uint8_t at = s->hist_at;
-    s->hist_d[at] = e;
-    s->hist_t[at] = (uint16_t)t_us;
-    s->hist_at = (uint8_t)((at + 1u) % DETECT_HIST);
-    uint16_t a = abs16(e);
-
-    switch (s->state) {
-    case DETECT_REST: {
-        uint16_t g = gate(s);
-        if (a < g) {
-            track(s, raw, REST_ALPHA, REST_BETA);
-            s->busy = 0;
-            /* The noise floor: up halfway to a louder quiet sample, down a
-             * count every 32 quiet samples. */
-            if (a > s->nf) {
-                s->nf = (uint8_t)(s->nf + ((a - s->nf + 1u) >> 1));
-            } else if (((uint8_t)t_us & 0x1Fu) == 0) {
-                if (s->nf) s->nf--;
-                /* (and a mask long over is forgotten before the clock could wrap past it) */
-                if (s->reported && since(t_us, s->mask_end_us) >= 0) s->reported = 0;
-            }
+    if (s->state == DETECT_REST) { /* in the history already (detect_sample_fast) */
+        int16_t e = s->hist_d[newest_i(s)];
+        uint16_t a = abs16(e);
+        if (a < (uint16_t)(s->nf + GATE_MARGIN)) { /* the floor's count came round (tracked already) */
+            if (s->nf) s->nf--;
+            /* (and a mask long over is forgotten before the clock could wrap past it) */
+            if (s->reported && since(t_us, s->mask_end_us) >= 0) s->reported = 0;
             return;
         }
         if (a >= rest_threshold(d, s, pad)) {
+            sum_history(s);
             start_contact(d, s, pad, e, raw, t_us);
             return;
         }
         /* Something small (a faint shake): the rest follows its mean. */
+        sum_history(s);
         track_mean(s);
         return;
     }
+    int16_t e = (int16_t)((int16_t)raw - ((s->base_q4 + 8) >> 4));
+    uint8_t at = s->hist_at;
+    s->sum8 = (int16_t)(s->sum8 + e - s->hist_d[at]);                               /* out: eight samples old */
+    s->sum4 = (int16_t)(s->sum4 + e - s->hist_d[(at + 4u) & (DETECT_HIST - 1u)]); /* out: four samples old */
+    s->hist_d[at] = e;
+    s->hist_t[at] = (uint16_t)t_us;
+    s->hist_at = (uint8_t)((at + 1u) & (DETECT_HIST - 1u));
+    moving_sample(d, s, pad, e, raw, t_us);
+}
+
+static void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, int16_t e, uint16_t raw, uint32_t t_us) {
+    uint16_t a = abs16(e);
+    switch (s->state) {
     case DETECT_SCAN:
     case DETECT_PENDING: {
         int16_t pd = (int16_t)(s->pol * e);
         if (s->state == DETECT_SCAN) {
-            s->base_q8 += s->slope_q8; /* the rest goes on as it went */
+            s->base_q4 = (int16_t)(s->base_q4 + (s->slope_q8 >> 4)); /* the rest goes on as it went */
             if (!(s->c.flags & DETECT_C_DATED)) {
                 date_onset(s, ++s->busy);
                 s->until_us = s->c.onset_us + d->pad[pad].scan_us;
@@ -373,7 +393,7 @@ void detect_sample_at(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t 
                 s->ref = p > a ? p : a;
                 s->ref_shift = REF_SHIFT_SHAKE;
             }
-            int16_t s4 = sum4(s);
+            int16_t s4 = s->sum4;
             if (new_rise(s, rest_threshold(d, s, pad), a, s4)) {
                 uint8_t src = crosstalk_source(d, pad);
                 if (src != 0xFFu) {
@@ -404,7 +424,7 @@ void detect_sample_at(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t 
         /* A new contact, masked or not: inside a reported contact's mask it
          * is not reported (unless it is far louder), but other pads'
          * contacts may still be its shake. */
-        if (new_rise(s, rest_threshold(d, s, pad), a, s->ref_shift == REF_SHIFT_OWN ? 0 : sum4(s))) {
+        if (new_rise(s, rest_threshold(d, s, pad), a, s->ref_shift == REF_SHIFT_OWN ? 0 : s->sum4)) {
             start_contact(d, s, pad, e, raw, t_us);
             return;
         }

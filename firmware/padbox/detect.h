@@ -69,7 +69,7 @@ extern "C" {
 
 /* Not settable. */
 /* Samples of history per pad: the rise of a contact is found in them. */
-#define DETECT_HIST 8u
+#define DETECT_HIST 8u /* (a power of two: the code masks with 7) */
 /* Decide a contact this long after its scan ends. */
 #define DETECT_DECIDE_MARGIN_US 500u
 /* Table vibration's first half-wave lasts at most this long. */
@@ -124,16 +124,19 @@ typedef struct {
 
 /** Per-pad running state (exposed so the sketch can size it statically). */
 typedef struct {
+    /* (what the fast path uses first: small offsets) */
     uint8_t state;
-    int8_t pol;              /* the contact's direction: sign of its first half-wave */
     uint8_t hist_at;         /* where the next sample goes in hist */
     uint8_t nf;              /* noise floor: |d| stays under it at rest, counts */
-    uint8_t busy;            /* REST: samples since |d| last stayed under the gate */
-    uint8_t above;           /* SCAN: samples at or above the threshold (saturating) */
-    int32_t base_q8;         /* predicted rest for the next sample, counts x 256 */
+    int16_t base_q4;         /* predicted rest for the next sample, counts x 16 (-1: no sample yet) */
     int16_t slope_q8;        /* rest's change per sample, counts x 256 */
     int16_t hist_d[DETECT_HIST];
     uint16_t hist_t[DETECT_HIST];
+    int8_t pol;              /* the contact's direction: sign of its first half-wave */
+    uint8_t busy;            /* SCAN: how far back the rise began, until its onset is dated */
+    uint8_t above;           /* SCAN: samples at or above the threshold (saturating) */
+    int16_t sum8;            /* moving: the sum of hist_d (the last DETECT_HIST deviations) */
+    int16_t sum4;            /* moving: the sum of the newest four */
     detect_contact_t c;      /* the current (or last) contact */
     detect_contact_t prev;   /* the one before it (still a possible source of a neighbour's shake) */
     int16_t last_pd;         /* SCAN: the previous sample's deviation the contact's way */
@@ -177,9 +180,20 @@ void detect_settings_changed(detect_t *d);
 /** Forget every contact in progress (the rest points and noise floors stay learnt). */
 void detect_reset_state(detect_t *d);
 
+/** The common sample, in a function of its own that needs no saved
+ * registers: a pad at rest whose sample stays within its gate, the rest
+ * tracker and the noise floor, in a few 16-bit operations (the sample goes
+ * into the history). 1: done; 0: detect_step() must finish the sample. */
+uint8_t detect_sample_fast(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo);
+
+/** Everything else of a sample (contacts, a moving pad). */
+void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, uint32_t t_us);
+
 /** Feed one raw ADC sample (0..1023) of pad (s == &d->st[pad], pad < d->npads),
  * taken at device time t_us. */
-void detect_sample_at(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, uint32_t t_us);
+static inline void detect_sample_at(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, uint32_t t_us) {
+    if (!detect_sample_fast(s, raw, (uint16_t)t_us)) detect_step(d, s, pad, raw, t_us);
+}
 
 /** Feed one sample of one pad (0-based), taken at device time t_us. */
 static inline void detect_sample(detect_t *d, uint8_t pad, uint16_t raw, uint32_t t_us) {
