@@ -57,6 +57,19 @@ static uint8_t at_rail(uint16_t raw) { return raw <= DETECT_CLIP_LO || raw >= DE
 static uint8_t prev_i(uint8_t i) { return (uint8_t)(i ? i - 1u : DETECT_HIST - 1u); }
 static uint8_t newest_i(const detect_pad_state_t *s) { return prev_i(s->hist_at); }
 
+/* The rest predicted for the sample `age` samples back (1: the newest),
+ * x 16: the tracker's prediction, back along its slope. */
+static int16_t rest_q4_at(const detect_pad_state_t *s, uint8_t age) {
+    return (int16_t)(s->base_q4 - (int16_t)(((int16_t)age * s->slope_q8) >> 4));
+}
+
+/* The deviation of the history's sample at index i from the rest then. */
+static int16_t dev_at(const detect_pad_state_t *s, uint8_t i) {
+    uint8_t age = (uint8_t)((s->hist_at - i) & (DETECT_HIST - 1u));
+    if (age == 0) age = DETECT_HIST;
+    return (int16_t)((int16_t)s->hist_r[i] - ((rest_q4_at(s, age) + 8) >> 4));
+}
+
 void detect_default_config(detect_pad_config_t *cfg) {
     cfg->slap = DETECT_DEFAULT_SLAP;
     cfg->touch = DETECT_DEFAULT_TOUCH;
@@ -151,9 +164,24 @@ static inline void track_residual(detect_pad_state_t *s, int16_t r4) {
 }
 
 /* At rest the tracker follows the samples; while a pad moves, the mean of
- * its last eight deviations (~1 ms: a ringing of 0.8 kHz and up mostly
- * cancels in it, hum and drift do not), with the same gains. */
-static void track_mean(detect_pad_state_t *s) { track_residual(s, (int16_t)(s->sum8 * 2)); }
+ * its last eight (~1 ms: a ringing of 0.8 kHz and up mostly cancels in it,
+ * hum and drift do not), with half the gains (the mean lags). */
+static void track_mean(detect_pad_state_t *s) {
+    /* the mean x 16 against the rest predicted at the window's middle (4.5 samples back) */
+    int16_t mid = (int16_t)(s->base_q4 - (int16_t)((9 * s->slope_q8) >> 5));
+    int16_t r4 = (int16_t)((int16_t)(s->sum8 * 2u) - mid);
+    int16_t slope = (int16_t)(s->slope_q8 + (r4 >> 2));
+    if (slope > MAX_SLOPE_Q8) slope = MAX_SLOPE_Q8;
+    if (slope < -MAX_SLOPE_Q8) slope = -MAX_SLOPE_Q8;
+    s->slope_q8 = slope;
+    s->base_q4 = (int16_t)(s->base_q4 + (r4 >> 3) + (slope >> 4));
+}
+
+/* The sum of the newest four samples' deviations from the rest. */
+static int16_t dev4(const detect_pad_state_t *s) {
+    int16_t mid = (int16_t)(s->base_q4 - (int16_t)((5 * s->slope_q8) >> 5)); /* 2.5 samples back */
+    return (int16_t)((int16_t)s->sum4 - ((mid + 2) >> 2));
+}
 
 /* Back-date the onset of the contact whose rise began `back` samples before
  * the newest: along the line through the rise's first two samples to rest,
@@ -164,9 +192,9 @@ static uint8_t date_onset(detect_pad_state_t *s, uint8_t back) {
     for (uint8_t k = 0; k <= back; k++) first = prev_i(first);
     if (back == 0) return 0;
     uint8_t before = prev_i(first), second = (uint8_t)((first + 1u) % DETECT_HIST);
-    int16_t e1 = (int16_t)(s->pol * s->hist_d[first]), e2 = (int16_t)(s->pol * s->hist_d[second]);
+    int16_t e1 = (int16_t)(s->pol * dev_at(s, first)), e2 = (int16_t)(s->pol * dev_at(s, second));
     uint16_t t1 = s->hist_t[first], t0 = s->hist_t[before], t2 = s->hist_t[second];
-    int16_t e0 = (int16_t)(s->pol * s->hist_d[before]);
+    int16_t e0 = (int16_t)(s->pol * dev_at(s, before));
     uint16_t gap = (uint16_t)(t1 - t0), back_us;
     if (e0 < 0) e0 = 0; /* extrapolate to rest, or to where the pad already was its way */
     if (e2 > e1 && e1 > e0) {
@@ -200,10 +228,10 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
     uint8_t j = newest_i(s), back = 0;
     while (back < DETECT_HIST - 3u) {
         uint8_t p = prev_i(j);
-        int16_t vj = (int16_t)(pol * s->hist_d[j]), v = (int16_t)(pol * s->hist_d[p]);
+        int16_t vj = (int16_t)(pol * dev_at(s, j)), v = (int16_t)(pol * dev_at(s, p));
         int16_t rise = (int16_t)(vj - v);
         if (v <= lo || rise < step) break;
-        int16_t before = (int16_t)(v - (int16_t)(pol * s->hist_d[prev_i(p)]));
+        int16_t before = (int16_t)(v - (int16_t)(pol * dev_at(s, prev_i(p))));
         if (rise > 2 * (before > 0 ? before : 0) + step) break; /* a knee at j */
         j = p;
         back++;
@@ -288,11 +316,11 @@ static void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, int16
 
 /* The sums of the history's deviations, worked out afresh (a pad leaving rest). */
 static void sum_history(detect_pad_state_t *s) {
-    int16_t sum = 0, sum4 = 0;
+    uint16_t sum = 0, sum4 = 0;
     uint8_t i = s->hist_at;
     for (uint8_t k = 0; k < DETECT_HIST; k++) {
         i = prev_i(i);
-        sum = (int16_t)(sum + s->hist_d[i]);
+        sum = (uint16_t)(sum + s->hist_r[i]);
         if (k == 3u) sum4 = sum;
     }
     s->sum8 = sum;
@@ -303,7 +331,7 @@ OWN_FRAME uint8_t detect_sample_fast(detect_pad_state_t *s, uint16_t raw, uint16
     if (s->state != DETECT_REST || s->base_q4 < 0) return 0;
     int16_t e = (int16_t)((int16_t)raw - ((s->base_q4 + 8) >> 4));
     uint8_t at = s->hist_at;
-    s->hist_d[at] = e;
+    s->hist_r[at] = raw;
     s->hist_t[at] = t_lo;
     s->hist_at = (uint8_t)((at + 1u) & (DETECT_HIST - 1u));
     uint16_t a = (uint16_t)(e < 0 ? -e : e);
@@ -322,13 +350,13 @@ COLD void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t 
         s->base_q4 = (int16_t)(raw << 4);
         s->slope_q8 = 0;
         for (uint8_t i = 0; i < DETECT_HIST; i++) {
-            s->hist_d[i] = 0;
+            s->hist_r[i] = raw;
             s->hist_t[i] = (uint16_t)t_us;
         }
         return;
     }
     if (s->state == DETECT_REST) { /* in the history already (detect_sample_fast) */
-        int16_t e = s->hist_d[newest_i(s)];
+        int16_t e = (int16_t)((int16_t)raw - ((s->base_q4 + 8) >> 4)); /* (the fast path left the rest as it was) */
         uint16_t a = abs16(e);
         if (a < (uint16_t)(s->nf + GATE_MARGIN)) { /* the floor's count came round (tracked already) */
             if (s->nf) s->nf--;
@@ -348,9 +376,9 @@ COLD void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t 
     }
     int16_t e = (int16_t)((int16_t)raw - ((s->base_q4 + 8) >> 4));
     uint8_t at = s->hist_at;
-    s->sum8 = (int16_t)(s->sum8 + e - s->hist_d[at]);                               /* out: eight samples old */
-    s->sum4 = (int16_t)(s->sum4 + e - s->hist_d[(at + 4u) & (DETECT_HIST - 1u)]); /* out: four samples old */
-    s->hist_d[at] = e;
+    s->sum8 = (uint16_t)(s->sum8 + raw - s->hist_r[at]);                               /* out: eight samples old */
+    s->sum4 = (uint16_t)(s->sum4 + raw - s->hist_r[(at + 4u) & (DETECT_HIST - 1u)]); /* out: four samples old */
+    s->hist_r[at] = raw;
     s->hist_t[at] = (uint16_t)t_us;
     s->hist_at = (uint8_t)((at + 1u) & (DETECT_HIST - 1u));
     moving_sample(d, s, pad, e, raw, t_us);
@@ -393,7 +421,7 @@ static void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, int16
                 s->ref = p > a ? p : a;
                 s->ref_shift = REF_SHIFT_SHAKE;
             }
-            int16_t s4 = s->sum4;
+            int16_t s4 = dev4(s);
             if (new_rise(s, rest_threshold(d, s, pad), a, s4)) {
                 uint8_t src = crosstalk_source(d, pad);
                 if (src != 0xFFu) {
@@ -424,7 +452,7 @@ static void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, int16
         /* A new contact, masked or not: inside a reported contact's mask it
          * is not reported (unless it is far louder), but other pads'
          * contacts may still be its shake. */
-        if (new_rise(s, rest_threshold(d, s, pad), a, s->ref_shift == REF_SHIFT_OWN ? 0 : s->sum4)) {
+        if (new_rise(s, rest_threshold(d, s, pad), a, s->ref_shift == REF_SHIFT_OWN ? 0 : dev4(s))) {
             start_contact(d, s, pad, e, raw, t_us);
             return;
         }
@@ -469,7 +497,22 @@ static uint8_t crosstalk_source(const detect_t *d, uint8_t pad) {
         if (DETECT_CLIPPED(c)) {
             /* At the rails both: their peaks are estimates, and a shake
              * clips no longer than the slap that made it. */
-            if (!DETECT_CLIPPED(o) || mine > src) continue;
+            if (!DETECT_CLIPPED(o)) continue;
+#ifndef CLIP_FRAC
+#define CLIP_FRAC 64
+#endif
+#if CLIP_FRAC >= 0
+            {
+                /* the share of the first half-wave at the rails grows with the peak */
+                uint16_t lc = c->lobe_us < c->clipped_us ? c->clipped_us : c->lobe_us;
+                uint16_t lo = (o->flags & DETECT_C_LOBE) ? o->lobe_us : (uint16_t)since(c->onset_us, o->onset_us);
+                if (lo < o->clipped_us) lo = o->clipped_us;
+                uint32_t fc = ((uint32_t)c->clipped_us << 8) / lc, fs = ((uint32_t)o->clipped_us << 8) / lo;
+                if (fc > fs + CLIP_FRAC) continue;
+            }
+#else
+            if (mine > src) continue;
+#endif
         } else if ((uint32_t)mine * 100u > (uint32_t)src * xtalk) {
             continue;
         }
@@ -498,8 +541,10 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
     uint8_t src = crosstalk_source(d, pad);
     const detect_pad_config_t *cfg = &d->pad[pad];
     uint16_t peak = estimated_peak(&s->c);
-    if (src == 0xFFu && peak < cfg->slap && sharp(&s->c)) {
-        /* Light and sharp: a knock on the table, not a finger (a touch is a slow push). */
+    if (src == 0xFFu && peak < cfg->slap && (sharp(&s->c) || !(s->c.flags & DETECT_C_CLEAN))) {
+        /* Light and sharp: a knock on the table, not a finger (a touch is a
+         * slow push). Light on a pad that was moving: a touch there cannot be
+         * told from the shaking, nor from the rest tracker's drift. */
         s->c.flags |= DETECT_C_XTALK;
         d->dropped_xtalk++;
         return 0;

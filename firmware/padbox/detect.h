@@ -130,13 +130,13 @@ typedef struct {
     uint8_t nf;              /* noise floor: |d| stays under it at rest, counts */
     int16_t base_q4;         /* predicted rest for the next sample, counts x 16 (-1: no sample yet) */
     int16_t slope_q8;        /* rest's change per sample, counts x 256 */
-    int16_t hist_d[DETECT_HIST];
-    uint16_t hist_t[DETECT_HIST];
+    uint16_t hist_r[DETECT_HIST]; /* the last samples (raw) ... */
+    uint16_t hist_t[DETECT_HIST]; /* ... and their times' low 16 bits */
     int8_t pol;              /* the contact's direction: sign of its first half-wave */
     uint8_t busy;            /* SCAN: how far back the rise began, until its onset is dated */
     uint8_t above;           /* SCAN: samples at or above the threshold (saturating) */
-    int16_t sum8;            /* moving: the sum of hist_d (the last DETECT_HIST deviations) */
-    int16_t sum4;            /* moving: the sum of the newest four */
+    uint16_t sum8;           /* moving: the sum of hist_r (the last DETECT_HIST samples) */
+    uint16_t sum4;           /* moving: the sum of the newest four */
     detect_contact_t c;      /* the current (or last) contact */
     detect_contact_t prev;   /* the one before it (still a possible source of a neighbour's shake) */
     int16_t last_pd;         /* SCAN: the previous sample's deviation the contact's way */

@@ -68,7 +68,7 @@ int main(int argc, char **argv) {
                 if (p == trace_pad && t >= dump_from && t <= dump_to) {
                     const detect_pad_state_t *st = &det.st[p];
                     printf("TRACE %u %u raw %u e %d state %u base %.1f slope %.2f ref %u since_lobe %u env %u nf %u\n", p + 1u, tu, v,
-                           st->hist_d[(st->hist_at + DETECT_HIST - 1u) % DETECT_HIST], st->state, st->base_q4 / 16.0,
+                           (int)st->hist_r[(st->hist_at + DETECT_HIST - 1u) % DETECT_HIST] - (st->base_q4 + 8) / 16, st->state, st->base_q4 / 16.0,
                            st->slope_q8 / 256.0, st->ref, st->since_lobe, st->env, st->nf);
                 }
                 detect_hit_t h;
