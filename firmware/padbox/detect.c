@@ -238,6 +238,8 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
     }
     if ((s->c.flags & DETECT_C_LIVE) && !(s->c.flags & DETECT_C_XTALK)) s->prev = s->c;
     s->c.flags = s->state == DETECT_REST ? (DETECT_C_LIVE | DETECT_C_CLEAN) : DETECT_C_LIVE;
+    /* On a moving pad, the ringing level it rose out of: its own share of the peak is what is above it. */
+    s->c.under = s->state == DETECT_REST ? 0 : s->ref;
     s->pol = pol;
     s->state = DETECT_SCAN;
     s->c.onset_us = t_us - (uint16_t)((uint16_t)t_us - s->hist_t[j]); /* the rise's first sample */
@@ -478,13 +480,19 @@ static uint8_t crosstalk_source(const detect_t *d, uint8_t pad) {
     if (xtalk == 0) return 0xFFu;
     if (!sharp(c)) return 0xFFu; /* a hand's push */
     int32_t xwin = (int32_t)d->pad[pad].xwin_us;
+#ifdef XWIN
+    xwin = XWIN;
+#endif
     uint16_t mine = estimated_peak(c);
+    if (!DETECT_CLIPPED(c)) mine = mine > c->under ? (uint16_t)(mine - c->under) : 0u;
     for (uint8_t k = 0; k < 2u * d->npads; k++) {
         uint8_t j = (uint8_t)(k >> 1);
         if (j == pad) continue;
         const detect_contact_t *o = (k & 1u) ? &d->st[j].prev : &d->st[j].c;
         if (!(o->flags & DETECT_C_LIVE)) continue;
+#ifndef XT_AS_SOURCE
         if (o->flags & DETECT_C_XTALK) continue; /* a shake shakes nothing */
+#endif
         int32_t gap = since(c->onset_us, o->onset_us); /* > 0: the other came first */
         if (gap < (int32_t)DETECT_XT_MIN_DELAY_US || gap > xwin) continue;
         uint8_t again = j == s->xt_pad && o->onset_us == s->xt_onset_us;
@@ -497,7 +505,7 @@ static uint8_t crosstalk_source(const detect_t *d, uint8_t pad) {
         if (DETECT_CLIPPED(c)) {
             /* At the rails both: their peaks are estimates, and a shake
              * clips no longer than the slap that made it. */
-            if (!DETECT_CLIPPED(o)) continue;
+            if (!DETECT_CLIPPED(o)) continue; /* a shake is smaller than its slap */
 #ifndef CLIP_FRAC
 #define CLIP_FRAC 64
 #endif
@@ -513,8 +521,8 @@ static uint8_t crosstalk_source(const detect_t *d, uint8_t pad) {
 #else
             if (mine > src) continue;
 #endif
-        } else if ((uint32_t)mine * 100u > (uint32_t)src * xtalk) {
-            continue;
+        } else if (!DETECT_CLIPPED(o) && (uint32_t)mine * 100u > (uint32_t)src * xtalk) {
+            continue; /* (a slap at the rails is louder than its estimate: any unclipped shake fits under it) */
         }
         xt_source_onset = o->onset_us;
         return j;

@@ -111,6 +111,7 @@ typedef struct {
     uint16_t peak;    /* largest deviation its way, counts (estimated if clipped) */
     uint16_t lobe_us; /* first half-wave: onset to the crossing back through rest */
     uint16_t clipped_us; /* how long its first half-wave stayed at the rails */
+    uint16_t under;   /* began on a moving pad: the ringing level it rose out of (0 at rest) */
     uint8_t flags;    /* DETECT_C_* */
 } detect_contact_t;
 #define DETECT_CLIPPED(c) ((c)->clipped_us != 0u)
