@@ -211,6 +211,82 @@ static uint8_t date_onset(detect_pad_state_t *s, uint8_t back) {
     return 1;
 }
 
+#ifndef RING_DATING
+#define RING_DATING 1
+#endif
+/* A contact that starts on a ringing pad: the ringing is fitted on the
+ * history's older samples (a damped sinusoid, d[k] = a1 d[k-1] - r2 d[k-2],
+ * r2 = 0.92: a decay of ~3 ms), carried on over the newest ones, and taken
+ * off them: where what is left rises is where the contact began. Returns
+ * how many samples before the newest the rise began (its first sample), and
+ * the onset's distance before that sample in *back_us; 0xFF: no good fit
+ * (the normal walk back is used). */
+#define RING_R2_Q8 236
+static uint8_t ringing_rise(const detect_pad_state_t *s, int8_t pol, uint16_t *back_us) {
+    int16_t d[DETECT_HIST];
+    uint16_t t[DETECT_HIST];
+    uint8_t i = s->hist_at; /* the oldest */
+    for (uint8_t k = 0; k < DETECT_HIST; k++) {
+        d[k] = (int16_t)(pol * dev_at(s, i));
+        t[k] = s->hist_t[i];
+        i = (uint8_t)((i + 1u) & (DETECT_HIST - 1u));
+    }
+    for (uint8_t m = 5; m >= 4; m--) { /* the contact began at sample m or later */
+        int32_t num = 0, den = 0;
+        int16_t amp = 0;
+        for (uint8_t k = 2; k < m; k++) {
+            num += ((int32_t)d[k] * 256 + (int32_t)RING_R2_Q8 * d[k - 2]) * d[k - 1];
+            den += (int32_t)d[k - 1] * d[k - 1];
+        }
+        for (uint8_t k = 0; k < m; k++) {
+            int16_t v = d[k] < 0 ? (int16_t)-d[k] : d[k];
+            if (v > amp) amp = v;
+            if (d[k] >= 508 || d[k] <= -508) return 0xFFu; /* clipped: no linear fit */
+        }
+        if (amp < (int16_t)(2u * gate(s)) || den == 0) return 0xFFu; /* hardly ringing: the walk back does */
+        int32_t a1 = num / den; /* x 256 */
+        if (a1 > 512) a1 = 512;
+        if (a1 < -512) a1 = -512;
+        int32_t err = 0;
+        for (uint8_t k = 2; k < m; k++) {
+            int32_t r = (int32_t)d[k] * 256 - a1 * d[k - 1] + (int32_t)RING_R2_Q8 * d[k - 2];
+            if (r < 0) r = -r;
+            if (r > err) err = r;
+        }
+        if ((err >> 8) > (amp >> 2) + (int16_t)gate(s)) return 0xFFu; /* not one ringing */
+        /* the ringing carried on, and what is left of the newest samples */
+        int32_t g1 = d[m - 2], g2 = d[m - 1];
+        int16_t p[DETECT_HIST];
+        for (uint8_t k = m; k < DETECT_HIST; k++) {
+            int32_t g = (a1 * g2 - (int32_t)RING_R2_Q8 * g1) >> 8;
+            p[k] = (int16_t)(d[k] - g);
+            g1 = g2;
+            g2 = g;
+        }
+        int16_t lo = (int16_t)((amp >> 2) + gate(s));
+        uint8_t first = 0xFFu;
+        for (uint8_t k = m; k < DETECT_HIST; k++)
+            if (p[k] > lo) {
+                first = k;
+                break;
+            }
+        if (first == 0xFFu) return 0xFFu;
+        if (first == m && m > 4) continue; /* it may have begun earlier: fit on fewer */
+        uint16_t gap = (uint16_t)(t[first] - t[first - 1]);
+        int16_t e1 = p[first], e2 = first + 1u < DETECT_HIST ? p[first + 1u] : e1;
+        uint16_t b;
+        if (e2 > e1) {
+            uint32_t x = (uint32_t)e1 * (uint16_t)(t[first + 1] - t[first]) / (uint16_t)(e2 - e1);
+            b = x > gap ? gap : (uint16_t)x;
+        } else {
+            b = gap >> 1;
+        }
+        *back_us = b;
+        return (uint8_t)(DETECT_HIST - 1u - first);
+    }
+    return 0xFFu;
+}
+
 /* A contact starts at the newest sample (deviation e): find the first sample
  * of its rise in the history, and date it (now, or with the next sample). */
 static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, int16_t e, uint16_t raw,
@@ -253,7 +329,15 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
     s->ref = 0; /* no new contact is looked for within the first half-wave */
     s->since_lobe = 0;
     s->busy = back; /* SCAN: how far back the rise began, until it is dated */
-    if (back) date_onset(s, back);
+    uint16_t ring_back = 0;
+    uint8_t rb = (RING_DATING && !(s->c.flags & DETECT_C_CLEAN)) ? ringing_rise(s, pol, &ring_back) : 0xFFu;
+    if (rb != 0xFFu) {
+        s->c.onset_us = t_us - (uint16_t)((uint16_t)t_us - s->hist_t[(s->hist_at + DETECT_HIST - 1u - rb) & (DETECT_HIST - 1u)]) - ring_back;
+        s->c.flags |= DETECT_C_DATED;
+        back = rb;
+    } else if (back) {
+        date_onset(s, back);
+    }
     s->until_us = s->c.onset_us + d->pad[pad].scan_us;
 #ifdef DETECT_DEBUG
     fprintf(stderr, "pad %u start at %u e %d back %u onset %u (state was %u, ref %u nf %u)\n", pad + 1, t_us, e, back,
