@@ -101,8 +101,8 @@ void detect_settings_changed(detect_t *d) {
      * scanned scans for the new scan time. */
     for (uint8_t i = 0; i < d->npads; i++) {
         detect_pad_state_t *s = &d->st[i];
-        if (s->state == DETECT_SCAN) s->until_us = s->c.onset_us + d->pad[i].scan_us;
-        if (s->state == DETECT_PENDING) s->until_us = decide_time(d, s);
+        if (s->state == DETECT_SCAN) s->until_lo = (uint16_t)(s->c.onset_us + d->pad[i].scan_us);
+        if (s->state == DETECT_PENDING) s->until_lo = (uint16_t)decide_time(d, s);
     }
 }
 
@@ -155,7 +155,8 @@ uint16_t detect_trigger_level(const detect_t *d, uint8_t pad) {
 /* The rest tracker, an alpha-beta filter with alpha 1/4 and beta 1/32
  * (gains as shifts, ~200 Hz: hum followed within a few counts): the
  * prediction for the next sample from r, this sample's residual x 16. */
-static inline void track_residual(detect_pad_state_t *s, int16_t r4) {
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+static ALWAYS_INLINE void track_residual(detect_pad_state_t *s, int16_t r4) {
     int16_t slope = (int16_t)(s->slope_q8 + (r4 >> 1));
     if (slope > MAX_SLOPE_Q8) slope = MAX_SLOPE_Q8;
     if (slope < -MAX_SLOPE_Q8) slope = -MAX_SLOPE_Q8;
@@ -166,7 +167,7 @@ static inline void track_residual(detect_pad_state_t *s, int16_t r4) {
 /* At rest the tracker follows the samples; while a pad moves, the mean of
  * its last eight (~1 ms: a ringing of 0.8 kHz and up mostly cancels in it,
  * hum and drift do not), with half the gains (the mean lags). */
-static void track_mean(detect_pad_state_t *s) {
+static ALWAYS_INLINE void track_mean(detect_pad_state_t *s) {
     /* the mean x 16 against the rest predicted at the window's middle (4.5 samples back) */
     int16_t mid = (int16_t)(s->base_q4 - (int16_t)((9 * s->slope_q8) >> 5));
     int16_t r4 = (int16_t)((int16_t)(s->sum8 * 2u) - mid);
@@ -223,25 +224,23 @@ static uint8_t date_onset(detect_pad_state_t *s, uint8_t back) {
  * (the normal walk back is used). */
 #define RING_R2_Q8 236
 static uint8_t ringing_rise(const detect_pad_state_t *s, int8_t pol, uint16_t *back_us) {
-    int16_t d[DETECT_HIST];
-    uint16_t t[DETECT_HIST];
-    uint8_t i = s->hist_at; /* the oldest */
+    int16_t d[DETECT_HIST]; /* oldest first */
+    uint8_t i0 = s->hist_at;
     for (uint8_t k = 0; k < DETECT_HIST; k++) {
-        d[k] = (int16_t)(pol * dev_at(s, i));
-        t[k] = s->hist_t[i];
-        i = (uint8_t)((i + 1u) & (DETECT_HIST - 1u));
+        int16_t v = dev_at(s, (uint8_t)((i0 + k) & (DETECT_HIST - 1u)));
+        if (v >= RAIL_DEV - 3 || v <= -(RAIL_DEV - 3)) return 0xFFu; /* clipped: no linear fit */
+        d[k] = (int16_t)(pol * v);
     }
     for (uint8_t m = 5; m >= 4; m--) { /* the contact began at sample m or later */
         int32_t num = 0, den = 0;
         int16_t amp = 0;
-        for (uint8_t k = 2; k < m; k++) {
-            num += ((int32_t)d[k] * 256 + (int32_t)RING_R2_Q8 * d[k - 2]) * d[k - 1];
-            den += (int32_t)d[k - 1] * d[k - 1];
-        }
         for (uint8_t k = 0; k < m; k++) {
             int16_t v = d[k] < 0 ? (int16_t)-d[k] : d[k];
             if (v > amp) amp = v;
-            if (d[k] >= 508 || d[k] <= -508) return 0xFFu; /* clipped: no linear fit */
+            if (k >= 2u) {
+                num += ((int32_t)d[k] * 256 + (int32_t)RING_R2_Q8 * d[k - 2]) * d[k - 1];
+                den += (int32_t)d[k - 1] * d[k - 1];
+            }
         }
         if (amp < (int16_t)(2u * gate(s)) || den == 0) return 0xFFu; /* hardly ringing: the walk back does */
         int32_t a1 = num / den; /* x 256 */
@@ -254,35 +253,42 @@ static uint8_t ringing_rise(const detect_pad_state_t *s, int8_t pol, uint16_t *b
             if (r > err) err = r;
         }
         if ((err >> 8) > (amp >> 2) + (int16_t)gate(s)) return 0xFFu; /* not one ringing */
-        /* the ringing carried on, and what is left of the newest samples */
+        /* The ringing carried on, and what is left of the newest samples:
+         * the first sample of the rise is the first where that is clear. */
         int32_t g1 = d[m - 2], g2 = d[m - 1];
-        int16_t p[DETECT_HIST];
+        int16_t lo = (int16_t)((amp >> 2) + gate(s)), p_first = 0;
+        uint8_t first = 0xFFu;
         for (uint8_t k = m; k < DETECT_HIST; k++) {
             int32_t g = (a1 * g2 - (int32_t)RING_R2_Q8 * g1) >> 8;
-            p[k] = (int16_t)(d[k] - g);
+            int16_t p = (int16_t)(d[k] - g);
             g1 = g2;
             g2 = g;
-        }
-        int16_t lo = (int16_t)((amp >> 2) + gate(s));
-        uint8_t first = 0xFFu;
-        for (uint8_t k = m; k < DETECT_HIST; k++)
-            if (p[k] > lo) {
-                first = k;
-                break;
+            if (first == 0xFFu) {
+                if (p > lo) {
+                    first = k;
+                    p_first = p;
+                    if (first == m && m > 4) break; /* it may have begun earlier: fit on fewer */
+                }
+            } else { /* the one after it: the line through both, back to rest */
+                uint8_t fi = (uint8_t)((i0 + first) & (DETECT_HIST - 1u));
+                uint16_t gap = (uint16_t)(s->hist_t[fi] - s->hist_t[prev_i(fi)]);
+                uint16_t dt = (uint16_t)(s->hist_t[(fi + 1u) & (DETECT_HIST - 1u)] - s->hist_t[fi]);
+                uint16_t b = gap >> 1;
+                if (p > p_first) {
+                    uint32_t x = (uint32_t)p_first * dt / (uint16_t)(p - p_first);
+                    b = x > gap ? gap : (uint16_t)x;
+                }
+                *back_us = b;
+                return (uint8_t)(DETECT_HIST - 1u - first);
             }
-        if (first == 0xFFu) return 0xFFu;
-        if (first == m && m > 4) continue; /* it may have begun earlier: fit on fewer */
-        uint16_t gap = (uint16_t)(t[first] - t[first - 1]);
-        int16_t e1 = p[first], e2 = first + 1u < DETECT_HIST ? p[first + 1u] : e1;
-        uint16_t b;
-        if (e2 > e1) {
-            uint32_t x = (uint32_t)e1 * (uint16_t)(t[first + 1] - t[first]) / (uint16_t)(e2 - e1);
-            b = x > gap ? gap : (uint16_t)x;
-        } else {
-            b = gap >> 1;
         }
-        *back_us = b;
-        return (uint8_t)(DETECT_HIST - 1u - first);
+        if (first == 0xFFu) return 0xFFu;
+        if (first == m && m > 4) continue;
+        { /* the newest sample is the first of the rise: within the gap */
+            uint8_t fi = (uint8_t)((i0 + first) & (DETECT_HIST - 1u));
+            *back_us = (uint16_t)(s->hist_t[fi] - s->hist_t[prev_i(fi)]) >> 1;
+            return 0;
+        }
     }
     return 0xFFu;
 }
@@ -315,7 +321,7 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
     if ((s->c.flags & DETECT_C_LIVE) && !(s->c.flags & DETECT_C_XTALK)) s->prev = s->c;
     s->c.flags = s->state == DETECT_REST ? (DETECT_C_LIVE | DETECT_C_CLEAN) : DETECT_C_LIVE;
     /* On a moving pad, the ringing level it rose out of: its own share of the peak is what is above it. */
-    s->c.under = s->state == DETECT_REST ? 0 : s->ref;
+    s->under = s->state == DETECT_REST ? 0 : s->ref;
     s->pol = pol;
     s->state = DETECT_SCAN;
     s->c.onset_us = t_us - (uint16_t)((uint16_t)t_us - s->hist_t[j]); /* the rise's first sample */
@@ -338,7 +344,9 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
     } else if (back) {
         date_onset(s, back);
     }
-    s->until_us = s->c.onset_us + d->pad[pad].scan_us;
+    s->until_lo = (uint16_t)(s->c.onset_us + d->pad[pad].scan_us);
+    s->thr = rest_threshold(d, s, pad);
+    s->lvl_a = s->lvl_4 = 0; /* (the slow path, until the first half-wave is over) */
 #ifdef DETECT_DEBUG
     fprintf(stderr, "pad %u start at %u e %d back %u onset %u (state was %u, ref %u nf %u)\n", pad + 1, t_us, e, back,
             s->c.onset_us, prev_state, s->ref, s->nf);
@@ -370,27 +378,30 @@ static uint16_t estimated_peak(const detect_contact_t *c) { return estimated_pea
 
 static void end_scan(detect_t *d, detect_pad_state_t *s) {
     s->state = DETECT_PENDING;
-    s->until_us = decide_time(d, s);
+    s->until_lo = (uint16_t)decide_time(d, s);
 }
 
-/* Whether the newest sample is a new contact the pad's motion cannot
- * explain: |d| past 1.25 x the level the ringing stays under (and past it
- * by the threshold), or (once the first half-wave is out of it) the 4-sum
- * past twice that level and the threshold: a ringing
- * of 1.3..3.3 kHz sums to at most ~1.6 x its amplitude in four samples, a
- * push one way to nearly four times its own. */
-static uint8_t new_rise(const detect_pad_state_t *s, uint16_t thr, uint16_t a, int16_t s4) {
+/* A new contact on a moving pad is one the pad's motion cannot explain:
+ * |d| past 1.25 x the level the ringing stays under (and past it by the
+ * threshold), or, once the first half-wave is out of it, the 4-sum past
+ * twice that level and the threshold: a ringing of 1.3..3.3 kHz sums to at
+ * most ~1.6 x its amplitude in four samples, a push one way to nearly four
+ * times its own. Worked out as levels the fast path compares with. */
+static ALWAYS_INLINE void set_levels(detect_pad_state_t *s) {
     uint16_t g = gate(s), ref = s->ref, more = ref >> 2;
-    if (more < thr) more = thr; /* and a new contact of at least the threshold's own */
-    if (a > ref + more + 2u * g) return 1;
-    return s->since_lobe >= 4u && abs16(s4) > 2u * (ref + thr) + 8u * g;
+    if (more < s->thr) more = s->thr; /* and a new contact of at least the threshold's own */
+    s->lvl_a = (uint16_t)(ref + more + 2u * g);
+    s->lvl_4 = (s->since_lobe >= 4u && s->ref_shift != REF_SHIFT_OWN) ? (uint16_t)(2u * (ref + s->thr) + 8u * g) : 0x7FFFu;
 }
 
-/* The ringing's level decays, slower than any ringing: a ringing never
- * rises past it, a new contact does. */
-static void follow_ring(detect_pad_state_t *s) {
-    s->ref = (uint16_t)(s->ref - (s->ref >> s->ref_shift) - (s->ref ? 1u : 0u));
-    if (s->since_lobe < 255u) s->since_lobe++;
+/* Every RING_TICK samples the ringing's level decays (by ref >> (shift - 2),
+ * ~ref >> shift a sample), slower than any ringing: a ringing never rises
+ * past it, a new contact does. */
+#define RING_TICK 4u
+static ALWAYS_INLINE void follow_ring(detect_pad_state_t *s) {
+    s->ref = (uint16_t)(s->ref - (s->ref >> (s->ref_shift - 2u)) - (s->ref ? 1u : 0u));
+    set_levels(s);
+    s->tick = RING_TICK;
 }
 
 static uint8_t crosstalk_source(const detect_t *d, uint8_t pad);
@@ -414,8 +425,9 @@ static void sum_history(detect_pad_state_t *s) {
 }
 
 OWN_FRAME uint8_t detect_sample_fast(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
-    if (s->state != DETECT_REST || s->base_q4 < 0) return 0;
-    int16_t e = (int16_t)((int16_t)raw - ((s->base_q4 + 8) >> 4));
+    int16_t base = s->base_q4;
+    if (base < 0) return 0;
+    int16_t e = (int16_t)((int16_t)raw - ((base + 8) >> 4));
     uint8_t at = s->hist_at;
     s->hist_r[at] = raw;
     s->hist_t[at] = t_lo;
@@ -423,7 +435,7 @@ OWN_FRAME uint8_t detect_sample_fast(detect_pad_state_t *s, uint16_t raw, uint16
     uint16_t a = (uint16_t)(e < 0 ? -e : e);
     uint8_t nf = s->nf;
     if (a >= (uint16_t)(nf + GATE_MARGIN)) return 0; /* (detect_step sees the sample in the history) */
-    track_residual(s, (int16_t)(((int16_t)raw << 4) - s->base_q4));
+    track_residual(s, (int16_t)(((int16_t)raw << 4) - base));
     /* The noise floor: up halfway to a louder quiet sample, down a count
      * every 32 quiet samples (the slow path). */
     if (a > nf) s->nf = (uint8_t)(nf + ((a - nf + 1u) >> 1));
@@ -431,7 +443,46 @@ OWN_FRAME uint8_t detect_sample_fast(detect_pad_state_t *s, uint16_t raw, uint16
     return 1;
 }
 
+OWN_FRAME uint8_t detect_sample_moving(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
+    int16_t base = s->base_q4;
+    int16_t e = (int16_t)((int16_t)raw - ((base + 8) >> 4));
+    uint8_t at = s->hist_at;
+    s->sum8 = (uint16_t)(s->sum8 + raw - s->hist_r[at]);                               /* out: eight samples old */
+    s->sum4 = (uint16_t)(s->sum4 + raw - s->hist_r[(at + 4u) & (DETECT_HIST - 1u)]); /* out: four samples old */
+    s->hist_r[at] = raw;
+    s->hist_t[at] = t_lo;
+    s->hist_at = (uint8_t)((at + 1u) & (DETECT_HIST - 1u));
+    /* The common sample, nothing new (anything else, before any of it is
+     * done: the slow path). */
+    uint8_t state = s->state;
+    if (state == DETECT_SCAN && (!(s->c.flags & DETECT_C_LOBE) || (int16_t)(t_lo - s->until_lo) >= 0)) return 0;
+    uint16_t a = (uint16_t)(e < 0 ? -e : e);
+    if (a > s->lvl_a) return 0;
+    if (s->tick <= 1u && (state == DETECT_RING) && s->ref < (uint16_t)(2u * (s->nf + GATE_MARGIN) + 64u)) return 0; /* back to rest, maybe */
+    int16_t s4 = (int16_t)((int16_t)s->sum4 - ((base + 2) >> 2));
+    int16_t l4 = (int16_t)s->lvl_4;
+    if (s4 > l4 || s4 < -l4) return 0;
+    if (state == DETECT_SCAN) {
+        s->base_q4 = (int16_t)(base + (s->slope_q8 >> 4)); /* the rest goes on as it went */
+        int16_t pd = s->pol < 0 ? (int16_t)-e : e;
+        if (pd > (int16_t)s->c.peak) s->c.peak = (uint16_t)pd;
+        if (a >= s->thr && s->above < 255u) s->above++;
+        if (a > s->env) s->env = a;
+    } else {
+        track_mean(s);
+    }
+    if (s->since_lobe < 255u) s->since_lobe++;
+    if (--s->tick == 0) follow_ring(s);
+    return 1;
+}
+
+#ifdef DETECT_STATS
+unsigned long detect_stat_step[8], detect_stat_rest_small, detect_stat_rest_floor;
+#endif
 COLD void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, uint32_t t_us) {
+#ifdef DETECT_STATS
+    detect_stat_step[s->state]++;
+#endif
     if (s->base_q4 < 0) { /* the first sample: the rest starts here */
         s->base_q4 = (int16_t)(raw << 4);
         s->slope_q8 = 0;
@@ -444,6 +495,9 @@ COLD void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t 
     if (s->state == DETECT_REST) { /* in the history already (detect_sample_fast) */
         int16_t e = (int16_t)((int16_t)raw - ((s->base_q4 + 8) >> 4)); /* (the fast path left the rest as it was) */
         uint16_t a = abs16(e);
+#ifdef DETECT_STATS
+        if (a < (uint16_t)(s->nf + GATE_MARGIN)) detect_stat_rest_floor++; else if (a < rest_threshold(d, s, pad)) detect_stat_rest_small++;
+#endif
         if (a < (uint16_t)(s->nf + GATE_MARGIN)) { /* the floor's count came round (tracked already) */
             if (s->nf) s->nf--;
             /* (and a mask long over is forgotten before the clock could wrap past it) */
@@ -460,95 +514,97 @@ COLD void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t 
         track_mean(s);
         return;
     }
-    int16_t e = (int16_t)((int16_t)raw - ((s->base_q4 + 8) >> 4));
-    uint8_t at = s->hist_at;
-    s->sum8 = (uint16_t)(s->sum8 + raw - s->hist_r[at]);                               /* out: eight samples old */
-    s->sum4 = (uint16_t)(s->sum4 + raw - s->hist_r[(at + 4u) & (DETECT_HIST - 1u)]); /* out: four samples old */
-    s->hist_r[at] = raw;
-    s->hist_t[at] = (uint16_t)t_us;
-    s->hist_at = (uint8_t)((at + 1u) & (DETECT_HIST - 1u));
-    moving_sample(d, s, pad, e, raw, t_us);
+    /* (in the history and the sums already: detect_sample_fast) */
+    moving_sample(d, s, pad, (int16_t)((int16_t)raw - ((s->base_q4 + 8) >> 4)), raw, t_us);
 }
 
 static void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, int16_t e, uint16_t raw, uint32_t t_us) {
     uint16_t a = abs16(e);
-    switch (s->state) {
-    case DETECT_SCAN:
-    case DETECT_PENDING: {
-        int16_t pd = (int16_t)(s->pol * e);
-        if (s->state == DETECT_SCAN) {
-            s->base_q4 = (int16_t)(s->base_q4 + (s->slope_q8 >> 4)); /* the rest goes on as it went */
-            if (!(s->c.flags & DETECT_C_DATED)) {
-                date_onset(s, ++s->busy);
-                s->until_us = s->c.onset_us + d->pad[pad].scan_us;
+    int16_t s4 = dev4(s);
+    uint8_t rise = a > s->lvl_a || s4 > (int16_t)s->lvl_4 || s4 < -(int16_t)s->lvl_4;
+    if (s->state == DETECT_RING) {
+        track_mean(s);
+        /* A new contact, masked or not: inside a reported contact's mask it
+         * is not reported (unless it is far louder), but other pads'
+         * contacts may still be its shake. */
+        if (rise) {
+            start_contact(d, s, pad, e, raw, t_us);
+            return;
+        }
+        if (s->since_lobe < 255u) s->since_lobe++;
+        if (--s->tick == 0) {
+            follow_ring(s);
+            if (s->ref < 2u * gate(s)) {
+                s->state = DETECT_REST;
+                s->busy = 0;
             }
-            int16_t lobe_end = (int16_t)(s->c.peak >> LOBE_END_SHIFT);
-            if (!(s->c.flags & DETECT_C_LOBE) && pd <= lobe_end) {
-                /* Back (nearly) through rest: the first half-wave is over. */
-                uint16_t dt = (uint16_t)((uint16_t)t_us - s->last_t);
-                uint16_t part = s->last_pd > lobe_end ? (uint16_t)((uint32_t)dt * (uint16_t)(s->last_pd - lobe_end) /
-                                                                   (uint16_t)(s->last_pd - pd))
-                                                      : 0;
-                uint32_t tz = t_us - dt + part;
-                int32_t lobe = since(tz, s->c.onset_us);
-                s->c.lobe_us = (uint16_t)(lobe < 0 ? 0 : lobe > 0xFFFE ? 0xFFFE : lobe);
-                s->c.flags |= DETECT_C_LOBE;
-            }
-        } else {
-            track_mean(s);
+        }
+        return;
+    }
+    /* SCAN, PENDING */
+    int16_t pd = (int16_t)(s->pol * e);
+    uint8_t lobe_now = 0;
+    if (s->state == DETECT_SCAN) {
+        s->base_q4 = (int16_t)(s->base_q4 + (s->slope_q8 >> 4)); /* the rest goes on as it went */
+        if (!(s->c.flags & DETECT_C_DATED)) {
+            date_onset(s, ++s->busy);
+            s->until_lo = (uint16_t)(s->c.onset_us + d->pad[pad].scan_us);
+        }
+        int16_t lobe_end = (int16_t)(s->c.peak >> LOBE_END_SHIFT);
+        if (!(s->c.flags & DETECT_C_LOBE) && pd <= lobe_end) {
+            /* Back (nearly) through rest: the first half-wave is over. */
+            uint16_t dt = (uint16_t)((uint16_t)t_us - s->last_t);
+            uint16_t part = s->last_pd > lobe_end ? (uint16_t)((uint32_t)dt * (uint16_t)(s->last_pd - lobe_end) /
+                                                               (uint16_t)(s->last_pd - pd))
+                                                  : 0;
+            uint32_t tz = t_us - dt + part;
+            int32_t lobe = since(tz, s->c.onset_us);
+            s->c.lobe_us = (uint16_t)(lobe < 0 ? 0 : lobe > 0xFFFE ? 0xFFFE : lobe);
+            s->c.flags |= DETECT_C_LOBE;
+            lobe_now = 1;
+        }
+    } else {
+        track_mean(s);
+    }
+    if (s->c.flags & DETECT_C_LOBE) {
+        if (lobe_now) { /* the ringing's level starts at the first half-wave's peak */
+            uint16_t p = estimated_peak(&s->c);
+            s->ref = p > a ? p : a;
+            s->ref_shift = REF_SHIFT_SHAKE;
+            s->since_lobe = 0;
+            set_levels(s);
+            s->tick = RING_TICK;
+            rise = 0;
         }
         /* A rise the ringing of this contact's first half-wave cannot
          * explain: a slap on a pad a neighbour had just shaken. If what came
          * so far could be that shake, this is where the player's contact
          * starts (judged on the contact before this sample). */
-        if (s->c.flags & DETECT_C_LOBE) {
-            if (s->since_lobe == 0 && s->ref == 0) {
-                uint16_t p = estimated_peak(&s->c);
-                s->ref = p > a ? p : a;
-                s->ref_shift = REF_SHIFT_SHAKE;
+        if (rise) {
+            uint8_t src = crosstalk_source(d, pad);
+            if (src != 0xFFu) {
+                s->xt_pad = src;
+                s->xt_onset_lo = (uint16_t)xt_source_onset;
+                s->xt_peak = estimated_peak(&s->c);
+                s->c.flags |= DETECT_C_XTALK;
+                start_contact(d, s, pad, e, raw, t_us);
+                return;
             }
-            int16_t s4 = dev4(s);
-            if (new_rise(s, rest_threshold(d, s, pad), a, s4)) {
-                uint8_t src = crosstalk_source(d, pad);
-                if (src != 0xFFu) {
-                    s->xt_pad = src;
-                    s->xt_onset_us = xt_source_onset;
-                    s->xt_peak = estimated_peak(&s->c);
-                    s->c.flags |= DETECT_C_XTALK;
-                    start_contact(d, s, pad, e, raw, t_us);
-                    return;
-                }
-            }
-            follow_ring(s);
         }
-        if (a > s->env) s->env = a;
-        if (s->state == DETECT_SCAN) {
-            if (a >= d->thr[pad] && s->above < 255u) s->above++;
-            if (!(s->c.flags & DETECT_C_LOBE) && at_rail(raw))
-                s->c.clipped_us = (uint16_t)(s->c.clipped_us + (uint16_t)((uint16_t)t_us - s->last_t));
-            if (pd > (int16_t)s->c.peak) s->c.peak = (uint16_t)pd;
-            s->last_pd = pd;
-            s->last_t = (uint16_t)t_us;
-            if (since(t_us, s->until_us) >= 0) end_scan(d, s);
+        if (!lobe_now) {
+            if (s->since_lobe < 255u) s->since_lobe++;
+            if (--s->tick == 0) follow_ring(s);
         }
-        return;
     }
-    default: { /* RING */
-        track_mean(s);
-        /* A new contact, masked or not: inside a reported contact's mask it
-         * is not reported (unless it is far louder), but other pads'
-         * contacts may still be its shake. */
-        if (new_rise(s, rest_threshold(d, s, pad), a, s->ref_shift == REF_SHIFT_OWN ? 0 : dev4(s))) {
-            start_contact(d, s, pad, e, raw, t_us);
-            return;
-        }
-        follow_ring(s);
-        if (s->ref < 2u * gate(s)) {
-            s->state = DETECT_REST;
-            s->busy = 0;
-        }
-        return;
-    }
+    if (a > s->env) s->env = a;
+    if (s->state == DETECT_SCAN) {
+        if (a >= s->thr && s->above < 255u) s->above++;
+        if (!(s->c.flags & DETECT_C_LOBE) && at_rail(raw))
+            s->c.clipped_us = (uint16_t)(s->c.clipped_us + (uint16_t)((uint16_t)t_us - s->last_t));
+        if (pd > (int16_t)s->c.peak) s->c.peak = (uint16_t)pd;
+        s->last_pd = pd;
+        s->last_t = (uint16_t)t_us;
+        if ((int16_t)((uint16_t)t_us - s->until_lo) >= 0) end_scan(d, s);
     }
 }
 
@@ -568,7 +624,7 @@ static uint8_t crosstalk_source(const detect_t *d, uint8_t pad) {
     xwin = XWIN;
 #endif
     uint16_t mine = estimated_peak(c);
-    if (!DETECT_CLIPPED(c)) mine = mine > c->under ? (uint16_t)(mine - c->under) : 0u;
+    if (!DETECT_CLIPPED(c)) mine = mine > s->under ? (uint16_t)(mine - s->under) : 0u;
     for (uint8_t k = 0; k < 2u * d->npads; k++) {
         uint8_t j = (uint8_t)(k >> 1);
         if (j == pad) continue;
@@ -579,7 +635,7 @@ static uint8_t crosstalk_source(const detect_t *d, uint8_t pad) {
 #endif
         int32_t gap = since(c->onset_us, o->onset_us); /* > 0: the other came first */
         if (gap < (int32_t)DETECT_XT_MIN_DELAY_US || gap > xwin) continue;
-        uint8_t again = j == s->xt_pad && o->onset_us == s->xt_onset_us;
+        uint8_t again = j == s->xt_pad && (uint16_t)o->onset_us == s->xt_onset_lo;
         if (again && mine > s->xt_peak + (s->xt_peak >> 3)) continue; /* louder than the shake it already made */
         uint16_t src = estimated_peak_now(o, c->onset_us);
 #ifdef DETECT_DEBUG
@@ -617,7 +673,7 @@ static uint8_t crosstalk_source(const detect_t *d, uint8_t pad) {
 COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, detect_hit_t *out) {
     if (pad >= d->npads) return 0;
     detect_pad_state_t *s = &d->st[pad];
-    if (s->state != DETECT_PENDING || since(now_us, s->until_us) < 0) return 0;
+    if (s->state != DETECT_PENDING || (int16_t)((uint16_t)now_us - s->until_lo) < 0) return 0;
     if (d->decide_budget == 0) return 0; /* a later scan decides it: the onset stays what it is */
     if (d->decide_budget != 0xFFu) d->decide_budget--;
     s->state = DETECT_RING;
@@ -625,6 +681,8 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
         s->ref = s->env;
         s->ref_shift = REF_SHIFT_SHAKE;
     }
+    s->tick = RING_TICK;
+    set_levels(s);
     if (s->above < MIN_SAMPLES) {
         s->c.flags = 0; /* a glitch: it explains nothing */
         d->dropped_glitch++;
@@ -649,7 +707,7 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
     if (src != 0xFFu) {
         s->c.flags |= DETECT_C_XTALK;
         s->xt_pad = src;
-        s->xt_onset_us = xt_source_onset;
+        s->xt_onset_lo = (uint16_t)xt_source_onset;
         s->xt_peak = peak;
         d->dropped_xtalk++;
         return 0;
@@ -661,6 +719,7 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
     s->mask_end_us = s->c.onset_us + cfg->mask_us;
     s->reported = peak > 1023u ? 1023u : peak;
     s->ref_shift = REF_SHIFT_OWN;
+    set_levels(s);
     out->pad = pad;
     out->is_slap = peak >= cfg->slap;
     out->peak = s->reported;

@@ -111,7 +111,6 @@ typedef struct {
     uint16_t peak;    /* largest deviation its way, counts (estimated if clipped) */
     uint16_t lobe_us; /* first half-wave: onset to the crossing back through rest */
     uint16_t clipped_us; /* how long its first half-wave stayed at the rails */
-    uint16_t under;   /* began on a moving pad: the ringing level it rose out of (0 at rest) */
     uint8_t flags;    /* DETECT_C_* */
 } detect_contact_t;
 #define DETECT_CLIPPED(c) ((c)->clipped_us != 0u)
@@ -123,34 +122,40 @@ typedef struct {
 #define DETECT_C_MASKED 16u /* began within the mask of a reported contact: not reported */
 #define DETECT_C_CLEAN 32u /* began on a pad at rest (its onset is sure) */
 
-/** Per-pad running state (exposed so the sketch can size it statically). */
+/** Per-pad running state (exposed so the sketch can size it statically).
+ * What every sample touches comes first (small offsets are one
+ * instruction on the AVR). */
 typedef struct {
-    /* (what the fast path uses first: small offsets) */
     uint8_t state;
     uint8_t hist_at;         /* where the next sample goes in hist */
     uint8_t nf;              /* noise floor: |d| stays under it at rest, counts */
+    uint8_t tick;            /* moving: samples to the next look after the ringing's level */
     int16_t base_q4;         /* predicted rest for the next sample, counts x 16 (-1: no sample yet) */
     int16_t slope_q8;        /* rest's change per sample, counts x 256 */
-    uint16_t hist_r[DETECT_HIST]; /* the last samples (raw) ... */
-    uint16_t hist_t[DETECT_HIST]; /* ... and their times' low 16 bits */
-    int8_t pol;              /* the contact's direction: sign of its first half-wave */
-    uint8_t busy;            /* SCAN: how far back the rise began, until its onset is dated */
-    uint8_t above;           /* SCAN: samples at or above the threshold (saturating) */
     uint16_t sum8;           /* moving: the sum of hist_r (the last DETECT_HIST samples) */
     uint16_t sum4;           /* moving: the sum of the newest four */
+    uint16_t lvl_a;          /* moving: |d| past this may be a new contact (the slow path looks) */
+    uint16_t lvl_4;          /* moving: |the 4-sum's deviation| past this may be one too */
+    uint16_t thr;            /* the pad's start threshold (a copy for the fast path) */
+    uint16_t until_lo;       /* SCAN: the scan's end; PENDING: the decision's time (low 16 bits: within 65 ms) */
+    int8_t pol;              /* the contact's direction: sign of its first half-wave */
+    uint8_t above;           /* SCAN: samples at or above the threshold (saturating) */
+    uint8_t since_lobe;      /* samples since the first half-wave ended (saturating) */
+    uint8_t busy;            /* SCAN: how far back the rise began, until its onset is dated */
+    uint16_t env;            /* SCAN, PENDING: largest |d| of the contact so far */
     detect_contact_t c;      /* the current (or last) contact */
+    uint16_t hist_r[DETECT_HIST]; /* the last samples (raw) ... */
+    uint16_t hist_t[DETECT_HIST]; /* ... and their times' low 16 bits */
     detect_contact_t prev;   /* the one before it (still a possible source of a neighbour's shake) */
     int16_t last_pd;         /* SCAN: the previous sample's deviation the contact's way */
     uint16_t last_t;         /* ... and its time */
-    uint16_t env;            /* SCAN, PENDING: largest |d| of the contact so far */
     uint16_t ref;            /* after a first half-wave: the |d| its ringing stays under (decays) */
-    uint8_t since_lobe;      /* samples since the first half-wave ended (saturating) */
     uint8_t ref_shift;       /* ref decays by ref >> ref_shift a sample */
-    uint16_t reported;       /* peak of the last reported contact (mask escape) */
     uint8_t xt_pad;          /* the source of the last shake on this pad (0xFF: none)... */
-    uint32_t xt_onset_us;    /* ... its onset ... */
+    uint16_t xt_onset_lo;    /* ... its onset (low 16 bits) ... */
     uint16_t xt_peak;        /* ... and how hard it shook it: its ringing is never louder */
-    uint32_t until_us;       /* SCAN: end of scan; PENDING: decision time */
+    uint16_t reported;       /* peak of the last reported contact (mask escape) */
+    uint16_t under;          /* the contact began on a moving pad: the ringing level it rose out of */
     uint32_t mask_end_us;    /* no report before this (the last reported onset + mask_us) */
 } detect_pad_state_t;
 
@@ -187,13 +192,19 @@ void detect_reset_state(detect_t *d);
  * into the history). 1: done; 0: detect_step() must finish the sample. */
 uint8_t detect_sample_fast(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo);
 
+/** The same for a moving pad (a contact, a ringing): into the history, and
+ * a sample that shows nothing new in a few 16-bit operations. */
+uint8_t detect_sample_moving(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo);
+
 /** Everything else of a sample (contacts, a moving pad). */
 void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, uint32_t t_us);
 
 /** Feed one raw ADC sample (0..1023) of pad (s == &d->st[pad], pad < d->npads),
  * taken at device time t_us. */
 static inline void detect_sample_at(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, uint32_t t_us) {
-    if (!detect_sample_fast(s, raw, (uint16_t)t_us)) detect_step(d, s, pad, raw, t_us);
+    uint8_t done = s->state == DETECT_REST ? detect_sample_fast(s, raw, (uint16_t)t_us)
+                                           : detect_sample_moving(s, raw, (uint16_t)t_us);
+    if (!done) detect_step(d, s, pad, raw, t_us);
 }
 
 /** Feed one sample of one pad (0-based), taken at device time t_us. */
@@ -223,7 +234,7 @@ uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, detect_h
 static inline uint8_t detect_poll_at(detect_t *d, const detect_pad_state_t *s, uint8_t pad, uint32_t now_us,
                                      detect_hit_t *out) {
     if (s->state != DETECT_PENDING) return 0; /* the common case */
-    if ((int32_t)(now_us - s->until_us) < 0) return 0;
+    if ((int16_t)((uint16_t)now_us - s->until_lo) < 0) return 0;
     return detect_poll_pad_slow(d, pad, now_us, out);
 }
 

@@ -23,6 +23,10 @@
 #include "scenario.h"
 
 static scenario_t scn;
+#ifdef DETECT_STATS
+extern unsigned long detect_stat_step[8], detect_stat_rest_small, detect_stat_rest_floor;
+static unsigned long samples;
+#endif
 
 int main(int argc, char **argv) {
     double slot_us = 16.5, jitter_us = 2.0;
@@ -65,6 +69,9 @@ int main(int argc, char **argv) {
                 uint32_t tu = (uint32_t)t;
                 if (t >= dump_from && t <= dump_to) printf("SAMPLE %u %u %u\n", p + 1u, tu, v);
                 detect_sample(&det, p, v, tu);
+#ifdef DETECT_STATS
+                samples++;
+#endif
                 if (p == trace_pad && t >= dump_from && t <= dump_to) {
                     const detect_pad_state_t *st = &det.st[p];
                     printf("TRACE %u %u raw %u e %d state %u base %.1f slope %.2f ref %u since_lobe %u env %u nf %u\n", p + 1u, tu, v,
@@ -83,5 +90,10 @@ int main(int argc, char **argv) {
             scans++;
         }
     }
+#ifdef DETECT_STATS
+    fprintf(stderr, "samples %lu slow: rest %lu (small %lu, floor %lu) scan %lu pending %lu ring %lu\n", samples,
+            detect_stat_step[0], detect_stat_rest_small, detect_stat_rest_floor, detect_stat_step[1], detect_stat_step[2],
+            detect_stat_step[3]);
+#endif
     return 0;
 }
