@@ -28,8 +28,6 @@ Medians of 3 runs (1 with ``--quick``, and 6 virtual hours instead of 24).
 
 from __future__ import annotations
 
-import http.client
-import json
 import logging
 import math
 import random
@@ -40,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import Report, is_quick, median
+from web.json_client import JsonClient
 
 ADDRESSES = 1000
 MINUTE = 60.0
@@ -60,37 +59,6 @@ def address(i: int) -> str:
     """The i-th of the attacker's 1,000 addresses (never 127.0.0.1, the table's phone)."""
     i %= ADDRESSES
     return f"127.0.{1 + i // 250}.{2 + i % 250}"
-
-
-class Client:
-    """Cookie-keeping JSON client; each request may come from another source address."""
-
-    def __init__(self, port: int) -> None:
-        self.port = port
-        self.cookie = ""
-        self.csrf = ""
-
-    def call(self, method: str, path: str, body: Any = None, source: str = "127.0.0.1") -> tuple[int, dict[str, str], Any]:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30, source_address=(source, 0))
-        try:
-            headers = {"Cookie": self.cookie} if self.cookie else {}
-            data = None
-            if body is not None:
-                data = json.dumps(body).encode()
-                headers.update({"Content-Type": "application/json", "X-CSRF-Token": self.csrf})
-            conn.request(method, path, body=data, headers=headers)
-            response = conn.getresponse()
-            raw = response.read()
-            cookie = response.getheader("Set-Cookie")
-            if cookie:
-                self.cookie = cookie.split(";", 1)[0]
-            return response.status, dict(response.getheaders()), json.loads(raw) if raw else None
-        finally:
-            conn.close()
-
-    def start(self) -> "Client":
-        self.csrf = self.call("GET", "/api/session")[2]["csrf_token"]
-        return self
 
 
 class Table:
@@ -143,7 +111,7 @@ class Attack:
     """
 
     def __init__(self, table: Table, clock: VirtualClock, digits: int, rng: random.Random, request_s: float) -> None:
-        self.client = Client(table.port).start()
+        self.client = JsonClient(table.port).start()
         self.clock = clock
         self.start = clock.now
         self.request_s = request_s
@@ -215,7 +183,7 @@ def request_time(root: Path, rng: random.Random, guesses: int) -> float:
     """Seconds one guess request takes on this machine (real clock, median of ``guesses``)."""
     table = Table(root, "1" * 12, table_limit=False, clock=None)
     try:
-        client = Client(table.port).start()
+        client = JsonClient(table.port).start()
         took = []
         for i in range(guesses):
             t0 = time.perf_counter()
@@ -257,7 +225,7 @@ def phone_after_pause(root: Path, rng: random.Random, request_s: float, late_s: 
                 attacker.guess()
             if late_s is not None:
                 attacker.until(found=False, seconds=clock.now - attacker.start + late_s)
-            phone = Client(table.port).start()
+            phone = JsonClient(table.port).start()
             status, _, _ = phone.call("POST", "/api/pin", {"pin": pin}, source="127.0.0.1")
             got_in += status == 200
     finally:
