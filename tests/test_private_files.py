@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-from helpers.serve import Served
+from helpers.serve import Served, sim_args, write_config
 
 from companion.cli import main
 from companion.errors import StoreError
@@ -48,10 +48,7 @@ def usual_umask() -> Iterator[None]:
 
 
 def serve(data: Path, tmp_path: Path) -> Served:
-    config = tmp_path / "config.toml"
-    config.write_text(f'[server]\npin = "{TEST_PIN}"\n')
-    return Served("--pads", "sim", "--host", "127.0.0.1", "--port", "0", "--data", str(data),
-                  "--config", str(config), "--no-qr")
+    return Served(*sim_args(data, write_config(tmp_path, pin=TEST_PIN)))
 
 
 def use_the_table(port: int) -> None:
