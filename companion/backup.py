@@ -26,6 +26,7 @@ from companion import __version__
 from companion.config import DATABASE_NAME
 from companion.datalock import LOCK_FILE
 from companion.errors import InputError, StoreError
+from companion.private import FILE_MODE, create_private_file, private_dir, restrict
 
 MANIFEST = "manifest.json"
 #: Files of the data directory that are never copied: SQLite's own transient files.
@@ -65,6 +66,9 @@ def export_data(data_dir: Path, archive: Path) -> dict[str, Any]:
             "files": [DATABASE_NAME],
         }
         archive.parent.mkdir(parents=True, exist_ok=True)
+        # The archive holds what the data directory does: as private as it (0600).
+        if not create_private_file(archive):
+            restrict(archive)
         with tarfile.open(archive, "w:gz") as tar:
             tar.add(copy, arcname=f"{ARCHIVE_ROOT}/{DATABASE_NAME}")
             for path in sorted(data_dir.iterdir()):
@@ -125,12 +129,13 @@ def import_data(archive: Path, data_dir: Path, *, force: bool = False) -> dict[s
             kept = data_dir.with_name(f"{data_dir.name}.before-import-{stamp}")
             data_dir.rename(kept)
             manifest["kept_old_data"] = str(kept)
-        data_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(data_dir)
         for path in (Path(tmp) / ARCHIVE_ROOT).iterdir():
             if path.name != MANIFEST:
-                (data_dir / path.name).write_bytes(path.read_bytes())
-                if path.name != DATABASE_NAME:
-                    (data_dir / path.name).chmod(0o600)
+                target = data_dir / path.name
+                create_private_file(target)  # 0600 before the first byte: the log too
+                target.write_bytes(path.read_bytes())
+                target.chmod(FILE_MODE)
     return manifest
 
 

@@ -31,6 +31,7 @@ from companion.config import Config
 from companion.disclosure import public_events, running_games
 from companion.errors import CompanionError, ConfigError, InputError, NotFoundError, StoreError
 from companion.games.base import Command, Game
+from companion.notices import NoticeGate
 from companion.store import EventStore, NewEvent, utc_now
 from companion.table import TableState, effective_events
 from hardware.hits import PadHit
@@ -131,6 +132,8 @@ class TableService:
         self._stopped = False
         self._stuck_deadline: int | None = None
         self._last_notice: dict[str, Any] | None = None
+        #: Which source notices become events: a kind at most once per window (companion.notices).
+        self.notices = NoticeGate()
         self.log_retry_s = LOG_RETRY_S
         self._next_log_probe = 0.0
         #: counters for /api/health and the benchmarks; ``lost_hits``/``lost_notices``: pad hits and
@@ -343,6 +346,7 @@ class TableService:
             "inbox": self.inbox.qsize(),
             "log_problem": self.log_problem(),
             **self.stats,
+            "coalesced_notices": self.notices.coalesced,
         }
 
     # ======================================================================
@@ -376,7 +380,7 @@ class TableService:
                         if isinstance(late, _CommandItem):
                             late.reply.set_error(RuntimeError("the table service stopped"))
                     items = items[:cut]
-                self._process(items)
+                self._process(items, final=stop)
                 if stop:
                     return
                 self._retry_log()
@@ -409,8 +413,13 @@ class TableService:
     def _next_items(self) -> list[Any]:
         deadline = self._deadline()
         timeout = None if deadline is None else max(0.0, self.source.host_seconds_until(deadline))
-        if self.store.problem is not None:  # wake to check whether the log can be written again
-            wait = max(0.0, self._next_log_probe - time.monotonic())
+        # Wake to check whether the log can be written again, and when a notice summary is due.
+        wakes = [self._next_log_probe] if self.store.problem is not None else []
+        due = self.notices.next_due()
+        if due is not None:
+            wakes.append(due)
+        if wakes:
+            wait = max(0.0, min(wakes) - time.monotonic())
             timeout = wait if timeout is None else min(timeout, wait)
         items: list[Any] = []
         try:
@@ -424,8 +433,11 @@ class TableService:
                 break
         return items
 
-    def _process(self, items: list[Any]) -> None:
-        """Decide every item in order, commit the batch once, then answer and publish."""
+    def _process(self, items: list[Any], final: bool = False) -> None:
+        """Decide every item in order, commit the batch once, then answer and publish.
+
+        ``final``: the loop is stopping; every notice summary still held is stored too.
+        """
         assert self._state is not None
         self._pending = []
         answers: list[tuple[Reply, list[dict[str, Any]]]] = []
@@ -436,8 +448,10 @@ class TableService:
                 self._fire_deadlines(min(item.at_us, self.source.now_us()), at, logical=True)
                 self._pending += self._guarded(lambda: self._state.execute_hit(item, at), "hit %s", item)
             elif isinstance(item, SourceNotice):
-                self._last_notice = {"kind": item.kind, "message": item.message}
-                self._pending += self._guarded(lambda: self._state.execute_notice(item, at), "source notice %s", item)
+                self._last_notice = {"kind": item.kind, "message": item.message}  # shown at once, stored or not
+                passed = self.notices.offer(item, time.monotonic())
+                if passed is not None:
+                    self._notice(passed, at)
             elif isinstance(item, _CommandItem):
                 self.stats["commands"] += 1
                 self._fire_deadlines(min(item.command.at_us, self.source.now_us()), at, logical=True)
@@ -447,6 +461,8 @@ class TableService:
                     answers.append((item.reply, events))
             else:
                 log.warning("table loop: ignored an unknown inbox item %r", item)
+        for summary in self.notices.flush() if final else self.notices.due(time.monotonic()):
+            self._notice(summary, utc_now())
         self._fire_deadlines(self.source.now_us(), utc_now(), logical=False)
 
         stored: list[dict[str, Any]] = []
@@ -457,7 +473,7 @@ class TableService:
                 log.error("table loop: commit failed, %d events not stored: %s", len(self._pending), exc)
                 self.stats["failed_commits"] += 1
                 self.stats["lost_hits"] += sum(isinstance(item, PadHit) for item in items)
-                self.stats["lost_notices"] += sum(isinstance(item, SourceNotice) for item in items)
+                self.stats["lost_notices"] += sum(e["type"] == "pad_source" for e in self._pending)
                 self._state = self._replay()
                 self._pending = []
                 self._next_log_probe = time.monotonic() + self.log_retry_s
@@ -498,6 +514,12 @@ class TableService:
             item.reply.set_error(RuntimeError(f"'{item.command.name}' failed inside the table service: {exc!r}"))
             self._recover()
         return None
+
+    def _notice(self, notice: SourceNotice, at: str) -> None:
+        """Add the ``pad_source`` event of a notice the gate let through (or a summary) to this batch."""
+        assert self._state is not None
+        state = self._state
+        self._pending += self._guarded(lambda: state.execute_notice(notice, at), "source notice %s", notice)
 
     def _guarded(self, step: Callable[[], list[dict[str, Any]]], what: str, *args: Any) -> list[dict[str, Any]]:
         """Run one hit's or notice's step; a bug is logged and costs only that item."""

@@ -5,6 +5,9 @@ Durability: WAL journal with ``synchronous=FULL``, so a batch is on disk when
 after that). A batch is one transaction (group commit): many hits arriving
 together cost one fsync, not one each.
 
+Privacy: the log and SQLite's files beside it are the user's alone (0600, see
+:mod:`companion.private`).
+
 Safety: the file is checked read-only before anything may write to it. A file
 that is not an SQLite database, is damaged, or was written by a newer version
 of the schema raises :class:`~companion.errors.StoreError` and is left exactly
@@ -28,6 +31,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from companion.errors import StoreError
+from companion.private import create_private_file, restrict
 
 log = logging.getLogger(__name__)
 
@@ -172,6 +176,7 @@ class EventStore:
         #: Why the log cannot be written now (None while it can): set by a failed write,
         #: cleared by a successful one or by :meth:`probe`. Read by /api/health and the screen.
         self.problem: LogProblem | None = None
+        self._restrict_existing()
         self._check_existing()
         self._conn = self._open_writer()
         self._last_seq = self._query_last_seq()
@@ -234,7 +239,22 @@ class EventStore:
         finally:
             conn.close()
 
+    def _restrict_existing(self) -> None:
+        """An existing log, and SQLite's ``-wal`` and ``-shm`` beside it, made the user's alone (0600).
+
+        Before anything opens it: even a read-only look makes SQLite create
+        ``-wal`` and ``-shm``, with the log's own mode.
+        """
+        for path in (self.path, self.path.with_name(self.path.name + "-wal"),
+                     self.path.with_name(self.path.name + "-shm")):
+            if path.is_file():
+                restrict(path)
+
     def _open_writer(self) -> sqlite3.Connection:
+        try:
+            create_private_file(self.path)  # a new log is 0600 from its first byte, and so its -wal and -shm
+        except OSError:
+            pass  # a directory we cannot write: connecting says so in SQLite's words
         try:
             # isolation_level=None: we issue BEGIN/COMMIT ourselves, so a batch is exactly one transaction.
             conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)

@@ -63,6 +63,8 @@ SyslogIdentifier=tabletop
 # A hung shutdown must not block a reboot for long.
 TimeoutStopSec=10
 NoNewPrivileges=yes
+# Whatever the table writes is its user's alone (the service sets its data directory's modes too).
+UMask=0077
 ProtectSystem=full
 PrivateTmp=yes
 

@@ -35,6 +35,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from companion.private import private_dir
+
 log = logging.getLogger(__name__)
 
 TRUST_FILE = "trusted_phones.json"
@@ -90,7 +92,7 @@ class PhoneTrust:
     @contextmanager
     def _change(self) -> Iterator[dict[str, Any]]:
         """Read-modify-write under the lock file; yields the fresh record to change in place."""
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(self.data_dir)
         fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)

@@ -21,8 +21,6 @@ client ``csrf_headers`` and ``trust`` (enter the PIN); ``wait_until`` (poll, han
 
 from __future__ import annotations
 
-import http.client
-import json
 import os
 import threading
 import time
@@ -41,6 +39,7 @@ from companion.store import EventStore
 from hardware.sim import SimulatedPads
 from hardware.source import PadSource
 from web import create_app, table_context
+from web.json_client import JsonClient
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -234,53 +233,18 @@ def serve_all_games(data_dir: Path, players: Iterable[str] = ()) -> Iterator[Liv
         yield server
 
 
-class HttpSession:
-    """A tiny cookie-keeping JSON client over http.client (one server, one session)."""
-
-    def __init__(self, port: int) -> None:
-        self.port = port
-        self.cookie: str | None = None
-        self.csrf: str | None = None
+class HttpSession(JsonClient):
+    """A cookie-keeping JSON client (web.json_client) whose requests answer ``(status, body)``."""
 
     def request(self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None) -> tuple[int, Any]:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-        try:
-            hdrs = dict(headers or {})
-            data = None
-            if body is not None:
-                data = json.dumps(body).encode()
-                hdrs["Content-Type"] = "application/json"
-            if self.cookie:
-                hdrs["Cookie"] = self.cookie
-            if self.csrf and method != "GET":
-                hdrs["X-CSRF-Token"] = self.csrf
-            conn.request(method, path, body=data, headers=hdrs)
-            response = conn.getresponse()
-            raw = response.read()
-            set_cookie = response.getheader("Set-Cookie")
-            if set_cookie:
-                self.cookie = set_cookie.split(";", 1)[0]
-            try:
-                payload = json.loads(raw) if raw else None
-            except ValueError:
-                payload = raw.decode("utf-8", "replace")
-            return response.status, payload
-        finally:
-            conn.close()
+        status, _, payload = self.call(method, path, body, headers)
+        return status, payload
 
     def login(self, pin: str = TEST_PIN) -> None:
-        """Fetch a CSRF token and enter the PIN (a trusted session)."""
-        status, data = self.request("GET", "/api/session")
-        assert status == 200, data
-        self.csrf = data["csrf_token"]
+        """Fetch a CSRF token and enter the PIN (a trusted session); ``start()`` alone fetches the token only."""
+        self.start()
         status, data = self.request("POST", "/api/pin", {"pin": pin})
         assert status == 200, data
-
-    def start(self) -> None:
-        """Fetch a CSRF token only (untrusted: enough for simulated hits)."""
-        status, data = self.request("GET", "/api/session")
-        assert status == 200, data
-        self.csrf = data["csrf_token"]
 
 
 def chromium_or_skip() -> str:

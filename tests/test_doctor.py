@@ -124,6 +124,17 @@ def test_data_dir_checks(tmp_path: Path) -> None:
     assert check_data_dir(file).status == FAIL
 
 
+def test_a_data_dir_open_to_other_users_is_a_warning(tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o755)
+    shared.chmod(0o755)
+    check = check_data_dir(shared)
+    assert check.status == WARN and "open to other users (mode 0755)" in check.summary
+    assert "makes it 0700" in check.details[0]
+    shared.chmod(0o700)
+    assert check_data_dir(shared).status == OK
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")
 def test_unwritable_data_dir_fails(tmp_path: Path) -> None:
     locked = tmp_path / "locked"

@@ -31,6 +31,7 @@ def test_unit_runs_as_ordinary_user_in_gpio_and_dialout_restarts_and_logs_to_jou
     assert "User=pi\n" in unit
     assert "SupplementaryGroups=gpio dialout\n" in unit
     assert "Restart=on-failure\n" in unit
+    assert "UMask=0077\n" in unit  # files the service makes are its user's alone
     assert "StandardOutput=journal\n" in unit and "StandardError=journal\n" in unit
     assert "ExecStart=/home/pi/venv/bin/tabletop serve --data /home/pi/.local/share/tabletop --port 8080\n" in unit
     assert "WantedBy=multi-user.target" in unit

@@ -225,7 +225,6 @@ def test_serve_refuses_a_log_it_cannot_write(tmp_path: Path, how: str, what: str
     if how == "chmod":
         target.chmod(0o444 if what == "file" else 0o555)
     try:
-        started = time.monotonic()
         done = serve_with_read_only(target, data, how)
     finally:
         if how == "chmod":
@@ -235,7 +234,6 @@ def test_serve_refuses_a_log_it_cannot_write(tmp_path: Path, how: str, what: str
     assert "Tabletop is running" not in done.stdout
     expected = ("read-only: the event log" if what == "file" else f"cannot write in the data directory {data}")
     assert expected in done.stderr, done.stderr
-    assert time.monotonic() - started < 30
     with EventStore(data / "tabletop.sqlite3") as store:  # untouched
         assert [e["type"] for e in store.all_events()] == ["player_added"]
 

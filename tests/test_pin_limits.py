@@ -9,13 +9,13 @@ clock, moved by hand (nothing sleeps).
 from __future__ import annotations
 
 import http.client
-import json
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
 import pytest
 
 from companion.service import TableService
+from web.json_client import JsonClient
 from web.security import PinLimiter, PinPolicy
 
 try:
@@ -45,42 +45,6 @@ def address(i: int) -> str:
     return f"127.0.{1 + i // 250}.{2 + i % 250}"
 
 
-class Client:
-    """One cookie-keeping client; each request may come from a different source address."""
-
-    def __init__(self, port: int, source: str = "127.0.0.1") -> None:
-        self.port = port
-        self.source = source
-        self.cookie = ""
-        self.csrf = ""
-
-    def request(self, method: str, path: str, body: Any = None, source: str | None = None) -> tuple[int, dict[str, str], Any]:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30, source_address=(source or self.source, 0))
-        try:
-            headers = {"Cookie": self.cookie} if self.cookie else {}
-            data = None
-            if body is not None:
-                data = json.dumps(body).encode()
-                headers["Content-Type"] = "application/json"
-                headers["X-CSRF-Token"] = self.csrf
-            conn.request(method, path, body=data, headers=headers)
-            response = conn.getresponse()
-            raw = response.read()
-            cookie = response.getheader("Set-Cookie")
-            if cookie:
-                self.cookie = cookie.split(";", 1)[0]
-            try:
-                payload: Any = json.loads(raw)
-            except ValueError:
-                payload = raw.decode()
-            return response.status, dict(response.getheaders()), payload
-        finally:
-            conn.close()
-
-    def start(self) -> None:
-        self.csrf = self.request("GET", "/api/session")[2]["csrf_token"]
-
-
 @pytest.fixture
 def clock() -> HandClock:
     return HandClock()
@@ -106,13 +70,13 @@ def guesses_in_any_minute(times: list[float]) -> int:
 
 
 def test_an_attacker_rotating_1000_addresses_gets_at_most_10_guesses_a_minute(server: LiveServer, clock: HandClock) -> None:
-    attacker = Client(server.port)
+    attacker = JsonClient(server.port, source="127.0.0.1")
     attacker.start()
     checked: list[float] = []  # when a guess was actually compared with the PIN (answered 403)
     paused_answers = 0
     for i in range(1000):
         clock.advance(1.0)  # one guess a second, each from a fresh address: 1,000 s in all
-        status, headers, body = attacker.request("POST", "/api/pin", {"pin": f"{i:05d}"}, source=address(i))
+        status, headers, body = attacker.call("POST", "/api/pin", {"pin": f"{i:05d}"}, source=address(i))
         assert status in (403, 429), (status, body)
         if status == 403:
             checked.append(clock.now)
@@ -129,40 +93,40 @@ def test_an_attacker_rotating_1000_addresses_gets_at_most_10_guesses_a_minute(se
 
 
 def test_the_table_screen_says_pin_entry_paused_and_its_phones_get_in_after_it(server: LiveServer, clock: HandClock) -> None:
-    attacker = Client(server.port)
+    attacker = JsonClient(server.port, source="127.0.0.1")
     attacker.start()
-    screen = Client(server.port, source="127.0.0.1")
-    assert screen.request("GET", "/api/pin")[2] == {"paused": False, "retry_after": 0}
-    assert "PIN entry paused" not in screen.request("GET", "/screen")[2]
+    screen = JsonClient(server.port, source="127.0.0.1")
+    assert screen.call("GET", "/api/pin")[2] == {"paused": False, "retry_after": 0}
+    assert "PIN entry paused" not in screen.call("GET", "/screen")[2]
     for i in range(10):
-        assert attacker.request("POST", "/api/pin", {"pin": f"{i:05d}"}, source=address(i))[0] == 403
+        assert attacker.call("POST", "/api/pin", {"pin": f"{i:05d}"}, source=address(i))[0] == 403
 
-    status_doc = screen.request("GET", "/api/pin")[2]
+    status_doc = screen.call("GET", "/api/pin")[2]
     assert status_doc["paused"] is True and status_doc["retry_after"] >= MINUTE
-    assert "PIN entry paused" in screen.request("GET", "/screen")[2]
+    assert "PIN entry paused" in screen.call("GET", "/screen")[2]
 
     # The table's own phone, from an address that never guessed, waits like everyone else:
     # even the right PIN is not checked during the pause (a pause reveals nothing).
-    phone = Client(server.port, source="127.0.0.1")
+    phone = JsonClient(server.port, source="127.0.0.1")
     phone.start()
-    status, headers, body = phone.request("POST", "/api/pin", {"pin": PIN})
+    status, headers, body = phone.call("POST", "/api/pin", {"pin": PIN})
     assert status == 429 and "PIN entry paused" in body["error"]
-    assert phone.request("GET", "/api/session")[2]["trusted"] is False
+    assert phone.call("GET", "/api/session")[2]["trusted"] is False
 
     clock.advance(int(headers["Retry-After"]))
-    assert screen.request("GET", "/api/pin")[2]["paused"] is False
-    status, _headers, body = phone.request("POST", "/api/pin", {"pin": PIN})
+    assert screen.call("GET", "/api/pin")[2]["paused"] is False
+    status, _headers, body = phone.call("POST", "/api/pin", {"pin": PIN})
     assert status == 200 and body["trusted"] is True
-    assert phone.request("GET", "/api/session")[2]["trusted"] is True
+    assert phone.call("GET", "/api/session")[2]["trusted"] is True
 
 
 def test_the_pin_form_says_pin_entry_paused(server: LiveServer, clock: HandClock) -> None:
-    attacker = Client(server.port)
+    attacker = JsonClient(server.port, source="127.0.0.1")
     attacker.start()
     for i in range(10):
-        attacker.request("POST", "/api/pin", {"pin": f"{i:05d}"}, source=address(i))
-    phone = Client(server.port, source="127.0.0.1")
-    html = phone.request("GET", "/pin")[2]
+        attacker.call("POST", "/api/pin", {"pin": f"{i:05d}"}, source=address(i))
+    phone = JsonClient(server.port, source="127.0.0.1")
+    html = phone.call("GET", "/pin")[2]
     token = html.split('name="csrf_token" value="', 1)[1].split('"', 1)[0]
     conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
     try:

@@ -184,14 +184,11 @@ def test_a_burst_of_200_watchers_on_tabletop_serve_all_get_an_answer(tmp_path: P
     import threading
 
     try:
-        from tests.helpers.serve import Served
+        from tests.helpers.serve import Served, sim_args, write_config
     except ImportError:  # pragma: no cover
-        from helpers.serve import Served  # type: ignore[no-redef]
+        from helpers.serve import Served, sim_args, write_config  # type: ignore[no-redef]
 
-    config = tmp_path / "config.toml"
-    config.write_text(f'[server]\npin = "{TEST_PIN}"\n')
-    served = Served("--pads", "sim", "--host", "127.0.0.1", "--port", "0", "--data", str(tmp_path / "data"),
-                    "--config", str(config), "--no-qr")
+    served = Served(*sim_args(tmp_path / "data", write_config(tmp_path, pin=TEST_PIN)))
     port = served.wait_ready()
     answers: list[int | str] = []
     sockets: list[socket.socket] = []

@@ -250,3 +250,14 @@ def test_unknown_arguments_are_named() -> None:
         table.do("move", {"disc": "1a", "tile": "b1"})
     with pytest.raises(InputError, match="end_turn has no argument 'now'; valid arguments: none"):
         table.do("end_turn", {"now": True})
+
+
+@pytest.mark.parametrize("command", ["move", "push"])
+@pytest.mark.parametrize("disc", [[], {}, ["1a"], {"1a": 1}])
+def test_a_disc_of_the_wrong_shape_is_named_not_a_crash(command: str, disc: Any) -> None:
+    # A list or an object as 'disc' used to raise TypeError (unhashable) inside the rules: a 500.
+    table = Table(2, {}, seed=1)
+    before = table.game.view()
+    with pytest.raises(InputError, match="'disc' must be one of 1a, 1b, 2a, 2b"):
+        table.do(command, {"disc": disc, "to": "b1"})
+    assert table.game.view() == before

@@ -477,7 +477,9 @@ def test_game_id_must_be_a_number(client: FlaskClient, table_service: TableServi
 
 
 # ------------------------------------------------------------------ SSE basics ----
-@pytest.mark.parametrize("headers, query", [({"Last-Event-ID": "abc"}, ""), ({}, "?after=-3"), ({}, "?after=1e3")])
+@pytest.mark.parametrize("headers, query", [({"Last-Event-ID": "abc"}, ""), ({}, "?after=-3"), ({}, "?after=1e3"),
+                                            # Unicode digits: str.isdigit() says yes, int() says no (was a 500).
+                                            ({}, "?after=%C2%B2"), ({}, "?after=%D9%A3"), ({"Last-Event-ID": "\u00b9"}, "")])
 def test_bad_resume_points_are_refused(client: FlaskClient, table_service: TableService, headers: dict[str, str], query: str) -> None:
     rejected(table_service, lambda: client.get("/api/events" + query, headers=headers), 400, "sequence number")
 

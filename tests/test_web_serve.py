@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-from helpers.serve import REPO, Served
+from helpers.serve import REPO, Served, serving, sim_args, write_config
 
 from web.sse_client import SseClient
 
@@ -22,21 +22,13 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture
 def config_file(tmp_path: Path) -> Path:
-    path = tmp_path / "config.toml"
-    path.write_text('[server]\npin = "8642"\n[pads]\ncount = 6\n')
-    return path
+    return write_config(tmp_path, pads=6)
 
 
 @pytest.fixture
 def served(tmp_path: Path, config_file: Path) -> Iterator[Served]:
-    s = Served("--host", "127.0.0.1", "--port", "0", "--data", str(tmp_path / "data"), "--config", str(config_file), "--pads", "sim")
-    try:
-        s.wait_ready()
+    with serving(*sim_args(tmp_path / "data", config_file, qr=True)) as s:
         yield s
-    finally:
-        if s.proc.poll() is None:
-            s.proc.kill()
-            s.proc.wait(timeout=30)
 
 
 def get_json(port: int, path: str) -> dict:

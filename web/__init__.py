@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from flask import Flask
 
+from companion.private import private_dir, restrict
+
 if TYPE_CHECKING:  # pragma: no cover
     from companion.config import Config
     from companion.service import TableService
@@ -49,7 +51,7 @@ def load_secret_key(data_dir: Path) -> str:
 
     Kept on disk so that phones stay trusted across a restart of the service.
     """
-    data_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(data_dir)
     path = data_dir / SECRET_KEY_FILE
     try:
         # O_EXCL: two processes starting at once never overwrite each other's key.
@@ -58,8 +60,7 @@ def load_secret_key(data_dir: Path) -> str:
         key = path.read_text(encoding="ascii").strip()
         if len(key) < 32:
             raise ValueError(f"the secret key in {path} is too short; delete the file to make a new one")
-        if path.stat().st_mode & 0o077:
-            log.warning("%s is readable by other users; run: chmod 600 %s", path, path)
+        restrict(path)  # a key others can read lets them forge a trusted phone's cookie
         return key
     key = secrets.token_hex(32)
     with os.fdopen(fd, "w", encoding="ascii") as fh:
@@ -80,7 +81,7 @@ def _build_default_service(config: "Config", data_dir: Path) -> "TableService":
     from companion.store import EventStore
     from hardware.sim import SimulatedPads
 
-    data_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(data_dir)
     lock = DataDirLock(data_dir).acquire()  # one service per data directory, as tabletop serve
     store = EventStore(data_dir / "tabletop.sqlite3")
     service = TableService(store, SimulatedPads(pad_count=config.pads_count), config)

@@ -133,7 +133,7 @@ def check_config(path: str | os.PathLike[str] | None) -> tuple[Check, Config]:
 
 
 def check_data_dir(data_dir: Path) -> Check:
-    """Whether the data directory exists (or can be created) and is writable."""
+    """Whether the data directory exists (or can be created), is writable, and is the user's alone."""
     data_dir = Path(data_dir).expanduser()
     if data_dir.exists() and not data_dir.is_dir():
         return Check("data dir", FAIL, f"{data_dir} exists but is not a directory; move it away or set data_dir", (), {"path": str(data_dir)})
@@ -144,7 +144,12 @@ def check_data_dir(data_dir: Path) -> Check:
         except OSError as exc:
             return Check("data dir", FAIL, f"{data_dir} is not writable: {exc.strerror}; fix its owner or set data_dir",
                          (), {"path": str(data_dir)})
-        return Check("data dir", OK, f"{data_dir} is writable", (), {"path": str(data_dir)})
+        mode = data_dir.stat().st_mode & 0o777
+        if mode & 0o077:
+            return Check("data dir", WARN, f"{data_dir} is writable but open to other users (mode {mode:04o})",
+                         ("tabletop serve makes it 0700 (and its files 0600) when it next starts",),
+                         {"path": str(data_dir), "mode": f"{mode:04o}"})
+        return Check("data dir", OK, f"{data_dir} is writable and private", (), {"path": str(data_dir)})
     parent = data_dir.parent
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent

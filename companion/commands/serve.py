@@ -125,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
     from companion.config import load_config, with_overrides
     from companion.datalock import DataDirLock
     from companion.errors import ConfigError
+    from companion.private import private_dir
     from companion.service import TableService
     from companion.store import EventStore
     from hardware.factory import open_source
@@ -144,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
         serial_port=args.serial_port,
     )
     try:
-        config.data_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(config.data_dir)  # 0700: the log and the secret key are nobody else's business
     except OSError as exc:
         raise ConfigError(f"the data directory {config.data_dir} cannot be used ({exc.strerror}); "
                           "point --data (or data_dir in the config) at a directory you can write") from None

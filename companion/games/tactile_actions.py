@@ -99,7 +99,8 @@ def _colour_arg(args: Mapping[str, Any], key: str) -> str:
 
 def _disc_arg(state: TactileState, args: Mapping[str, Any]) -> str:
     disc = args.get("disc")
-    if disc not in state.discs:
+    # isinstance first: a list or an object is unhashable, and `in` would raise TypeError (a 500).
+    if not isinstance(disc, str) or disc not in state.discs:
         raise InputError(f"'disc' must be one of {', '.join(sorted(state.discs))}, got {disc!r}")
     return disc
 

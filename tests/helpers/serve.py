@@ -8,7 +8,9 @@ import signal
 import subprocess
 import sys
 import threading
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 REPO = Path(__file__).resolve().parents[2]
 URL = re.compile(r"http://127\.0\.0\.1:(\d+)/")
@@ -65,3 +67,33 @@ class Served:
             raise
         self._reader.join(timeout=10)
         return code
+
+    def kill(self) -> None:
+        """Kill it if it is still running (a test's cleanup after a failure)."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=30)
+
+
+def write_config(directory: Path, pin: str = "8642", pads: int = 4) -> Path:
+    """A config file in ``directory`` with a fixed PIN and ``pads`` pads; its path."""
+    path = directory / "config.toml"
+    path.write_text(f'[server]\npin = "{pin}"\n[pads]\ncount = {pads}\n')
+    return path
+
+
+def sim_args(data: Path, config: Path, qr: bool = False) -> list[str]:
+    """``tabletop serve`` arguments: simulated pads, loopback, any free port, ``data``, ``config``."""
+    args = ["--pads", "sim", "--host", "127.0.0.1", "--port", "0", "--data", str(data), "--config", str(config)]
+    return args if qr else [*args, "--no-qr"]
+
+
+@contextmanager
+def serving(*args: str) -> Iterator[Served]:
+    """``tabletop serve *args`` once it printed its address; killed afterwards if it still runs."""
+    served = Served(*args)
+    try:
+        served.wait_ready()
+        yield served
+    finally:
+        served.kill()
