@@ -333,6 +333,7 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
     s->last_t = (uint16_t)t_us;
     s->env = abs16(e);
     s->ref = 0; /* no new contact is looked for within the first half-wave */
+    s->tick_max = 0;
     s->since_lobe = 0;
     s->busy = back; /* SCAN: how far back the rise began, until it is dated */
     uint16_t ring_back = 0;
@@ -398,15 +399,35 @@ static ALWAYS_INLINE void set_levels(detect_pad_state_t *s) {
  * ~ref >> shift a sample), slower than any ringing: a ringing never rises
  * past it, a new contact does. */
 #define RING_TICK 4u
+#ifndef RING_FOLLOW_UP
+#define RING_FOLLOW_UP 1
+#endif
 static ALWAYS_INLINE void follow_ring(detect_pad_state_t *s) {
     s->ref = (uint16_t)(s->ref - (s->ref >> (s->ref_shift - 2u)) - (s->ref ? 1u : 0u));
+#if RING_FOLLOW_UP
+    /* (and up to the ringing's crests: some discs ring longer than any decay
+     * a shake's could be given; a new contact rises faster than this) */
+    if (s->tick_max > s->ref) s->ref = s->tick_max;
+    s->tick_max = 0;
+#endif
     set_levels(s);
     s->tick = RING_TICK;
 }
 
 static uint8_t crosstalk_source(const detect_t *d, uint8_t pad);
-/* Table vibration: a first half-wave over within DETECT_XT_LOBE_US. */
-static uint8_t sharp(const detect_contact_t *c) { return (c->flags & DETECT_C_LOBE) && c->lobe_us <= DETECT_XT_LOBE_US; }
+/* Table vibration: a first half-wave over within DETECT_XT_LOBE_US (at 130
+ * us a sample; the half-wave is measured to about a sample, so a slower
+ * scan allows as much more). */
+static uint16_t sample_us(const detect_pad_state_t *s) {
+    uint8_t n = newest_i(s);
+    return (uint16_t)(s->hist_t[n] - s->hist_t[prev_i(n)]);
+}
+static uint8_t sharp_on(const detect_pad_state_t *s, const detect_contact_t *c) {
+    uint16_t dt = sample_us(s), limit = DETECT_XT_LOBE_US;
+    if (dt > 130u && dt < 1000u) limit = (uint16_t)(limit + dt - 130u);
+    return (c->flags & DETECT_C_LOBE) && c->lobe_us <= limit;
+}
+#define sharp(c) sharp_on(s, (c))
 static uint32_t xt_source_onset; /* the onset of the contact crosstalk_source() last found */
 
 static void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, int16_t e, uint16_t raw, uint32_t t_us);
@@ -458,6 +479,7 @@ OWN_FRAME uint8_t detect_sample_moving(detect_pad_state_t *s, uint16_t raw, uint
     if (state == DETECT_SCAN && (!(s->c.flags & DETECT_C_LOBE) || (int16_t)(t_lo - s->until_lo) >= 0)) return 0;
     uint16_t a = (uint16_t)(e < 0 ? -e : e);
     if (a > s->lvl_a) return 0;
+    if (a > s->tick_max) s->tick_max = a;
     if (s->tick <= 1u && (state == DETECT_RING) && s->ref < (uint16_t)(2u * (s->nf + GATE_MARGIN) + 64u)) return 0; /* back to rest, maybe */
     int16_t s4 = (int16_t)((int16_t)s->sum4 - ((base + 2) >> 2));
     int16_t l4 = (int16_t)s->lvl_4;
@@ -520,6 +542,7 @@ COLD void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t 
 
 static void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, int16_t e, uint16_t raw, uint32_t t_us) {
     uint16_t a = abs16(e);
+    if (a > s->tick_max && a <= s->lvl_a) s->tick_max = a;
     int16_t s4 = dev4(s);
     uint8_t rise = a > s->lvl_a || s4 > (int16_t)s->lvl_4 || s4 < -(int16_t)s->lvl_4;
     if (s->state == DETECT_RING) {

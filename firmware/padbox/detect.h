@@ -78,7 +78,7 @@ extern "C" {
 #endif
 /* Vibration reaches a neighbour no sooner than this after the slap. */
 #ifndef DETECT_XT_MIN_DELAY_US
-#define DETECT_XT_MIN_DELAY_US 150u
+#define DETECT_XT_MIN_DELAY_US 0u
 #endif
 /* Samples at or beyond these raw readings are at the rails (clipped). */
 #define DETECT_CLIP_LO 2u
@@ -143,6 +143,7 @@ typedef struct {
     uint8_t since_lobe;      /* samples since the first half-wave ended (saturating) */
     uint8_t busy;            /* SCAN: how far back the rise began, until its onset is dated */
     uint16_t env;            /* SCAN, PENDING: largest |d| of the contact so far */
+    uint16_t tick_max;       /* moving: largest |d| since the last tick */
     detect_contact_t c;      /* the current (or last) contact */
     uint16_t hist_r[DETECT_HIST]; /* the last samples (raw) ... */
     uint16_t hist_t[DETECT_HIST]; /* ... and their times' low 16 bits */

@@ -236,13 +236,13 @@ static uint32_t decided_at(uint32_t change_at_us, uint16_t new_scan_us) {
 
 static void test_decide_time(void) {
     /* A contact is decided once every pad that could have caused it has its
-     * peak: onset 950 + 100 (onset tolerance) + 2000 (longest scan) + 1000
-     * (margin), not before... */
+     * peak (a cause began before it, and scans as long): onset 950 + 2000
+     * (longest scan) + 500 (DETECT_DECIDE_MARGIN_US), not before... */
     uint32_t t = decided_at(0, 2000);
-    CHECK(t >= 4050 && t <= 4150, "decided at %u us, expected at 4050..4150 (onset + 3.1 ms)", t);
+    CHECK(t >= 3450 && t <= 3550, "decided at %u us, expected at 3450..3550 (onset + 2.5 ms)", t);
     /* ...and a scan time changed while it scans applies to it at once. */
     t = decided_at(2000, 1000);
-    CHECK(t >= 3050 && t <= 3150, "scan cut to 1 ms at 2000 us: decided at %u us, expected 3050..3150", t);
+    CHECK(t >= 2450 && t <= 2550, "scan cut to 1 ms at 2000 us: decided at %u us, expected 2450..2550", t);
 }
 
 int main(int argc, char **argv) {
