@@ -27,9 +27,17 @@
 #define REST_BETA 5
 #define RING_ALPHA 4
 #define RING_BETA 8
-/* The rest moves at most this much a sample (x 256): 4 counts, a little
- * more than 350 mV of 60 Hz hum does at 130 us a sample. */
-#define MAX_SLOPE_Q8 1024
+/* The rest moves at most this much a sample (x 256): 8 counts, what 350 mV
+ * of 60 Hz hum does at 260 us a sample (twice the scan period). */
+#define MAX_SLOPE_Q8 2048
+/* After detect_init, every sample beyond the gate still teaches the rest
+ * and the noise floor, for up to this many: the tracker starts at the
+ * first sample, with hum on it. */
+#define LEARN_SAMPLES 96u
+/* A pad at rest coasts over at most this many samples in a row just over
+ * its gate before the slow path looks (the threshold's copy in the pad's
+ * state says where "just" ends). */
+#define REST_COAST 4u
 /* The gate: a sample within nf + GATE_MARGIN of the rest is quiet. */
 #define GATE_MARGIN 4
 /* A contact needs this many samples at or above the threshold; fewer is an
@@ -95,6 +103,8 @@ static uint32_t decide_time(const detect_t *d, const detect_pad_state_t *s) {
     return s->c.onset_us + max_scan_us(d) + DETECT_DECIDE_MARGIN_US;
 }
 
+static uint16_t rest_threshold(const detect_t *d, const detect_pad_state_t *s, uint8_t pad);
+
 void detect_settings_changed(detect_t *d) {
     for (uint8_t i = 0; i < DETECT_MAX_PADS; i++) d->thr[i] = detect_start_threshold(&d->pad[i]);
     /* A contact already waiting is decided by the new settings, one being
@@ -103,6 +113,7 @@ void detect_settings_changed(detect_t *d) {
         detect_pad_state_t *s = &d->st[i];
         if (s->state == DETECT_SCAN) s->until_lo = (uint16_t)(s->c.onset_us + d->pad[i].scan_us);
         if (s->state == DETECT_PENDING) s->until_lo = (uint16_t)decide_time(d, s);
+        s->thr = rest_threshold(d, s, i);
     }
 }
 
@@ -126,6 +137,7 @@ void detect_init(detect_t *d, uint8_t npads) {
         detect_default_config(&d->pad[i]);
         d->st[i].base_q4 = -1; /* no sample yet */
         d->st[i].xt_pad = 0xFFu;
+        d->st[i].learn = LEARN_SAMPLES;
         d->st[i].mask_end_us = 0;
     }
     d->decide_budget = 0xFFu;
@@ -407,7 +419,7 @@ static ALWAYS_INLINE void follow_ring(detect_pad_state_t *s) {
 #if RING_FOLLOW_UP
     /* (and up to the ringing's crests: some discs ring longer than any decay
      * a shake's could be given; a new contact rises faster than this) */
-    if (s->tick_max > s->ref) s->ref = s->tick_max;
+    if (s->tick_max > s->ref && s->tick_max >= s->thr) s->ref = s->tick_max; /* (what is under the threshold starts nothing) */
     s->tick_max = 0;
 #endif
     set_levels(s);
@@ -455,7 +467,22 @@ OWN_FRAME uint8_t detect_sample_fast(detect_pad_state_t *s, uint16_t raw, uint16
     s->hist_at = (uint8_t)((at + 1u) & (DETECT_HIST - 1u));
     uint16_t a = (uint16_t)(e < 0 ? -e : e);
     uint8_t nf = s->nf;
-    if (a >= (uint16_t)(nf + GATE_MARGIN)) return 0; /* (detect_step sees the sample in the history) */
+    if (s->learn) { /* still learning: every sample is the rest (the floor, once the tracker has settled) */
+        s->learn--;
+        track_residual(s, (int16_t)(((int16_t)raw << 4) - base));
+        if (s->learn < 32u && a > nf) s->nf = (uint8_t)(a > 255u ? 255u : a);
+        return 1;
+    }
+    if (a >= (uint16_t)(nf + GATE_MARGIN)) {
+        /* Just over the gate (hum a little off, a faint shake): the rest
+         * goes on as it went for a few samples; past the threshold, or for
+         * longer, the slow path (detect_step sees the sample in the history). */
+        if (a >= s->thr || s->busy >= REST_COAST) return 0;
+        s->busy++;
+        s->base_q4 = (int16_t)(base + (s->slope_q8 >> 4));
+        return 1;
+    }
+    s->busy = 0;
     track_residual(s, (int16_t)(((int16_t)raw << 4) - base));
     /* The noise floor: up halfway to a louder quiet sample, down a count
      * every 32 quiet samples (the slow path). */
@@ -522,6 +549,7 @@ COLD void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t 
 #endif
         if (a < (uint16_t)(s->nf + GATE_MARGIN)) { /* the floor's count came round (tracked already) */
             if (s->nf) s->nf--;
+            s->thr = rest_threshold(d, s, pad);
             /* (and a mask long over is forgotten before the clock could wrap past it) */
             if (s->reported && since(t_us, s->mask_end_us) >= 0) s->reported = 0;
             return;

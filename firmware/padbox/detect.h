@@ -130,6 +130,7 @@ typedef struct {
     uint8_t hist_at;         /* where the next sample goes in hist */
     uint8_t nf;              /* noise floor: |d| stays under it at rest, counts */
     uint8_t tick;            /* moving: samples to the next look after the ringing's level */
+    uint8_t learn;           /* samples still to learn the rest from (after detect_init): no contact yet */
     int16_t base_q4;         /* predicted rest for the next sample, counts x 16 (-1: no sample yet) */
     int16_t slope_q8;        /* rest's change per sample, counts x 256 */
     uint16_t sum8;           /* moving: the sum of hist_r (the last DETECT_HIST samples) */
@@ -141,7 +142,8 @@ typedef struct {
     int8_t pol;              /* the contact's direction: sign of its first half-wave */
     uint8_t above;           /* SCAN: samples at or above the threshold (saturating) */
     uint8_t since_lobe;      /* samples since the first half-wave ended (saturating) */
-    uint8_t busy;            /* SCAN: how far back the rise began, until its onset is dated */
+    uint8_t busy;            /* REST: samples in a row just over the gate; SCAN: how far back the
+                                rise began, until its onset is dated */
     uint16_t env;            /* SCAN, PENDING: largest |d| of the contact so far */
     uint16_t tick_max;       /* moving: largest |d| since the last tick */
     detect_contact_t c;      /* the current (or last) contact */

@@ -434,7 +434,9 @@ static void save_service(void) {
     }
 }
 
-static void settings_load(void) {
+/* Not inlined: its 134-byte buffer lives on the stack only while it runs
+ * (inlined into setup, it would stay on the stack for good, under every scan). */
+__attribute__((noinline)) static void settings_load(void) {
     uint8_t raw[EEPROM_SIZE];
     eeprom_read_block(raw, (const void *)0, EEPROM_SIZE);
     if (raw[0] != EEPROM_MAGIC0 || raw[1] != EEPROM_MAGIC1 || raw[2] != EEPROM_LAYOUT ||
