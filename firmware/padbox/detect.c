@@ -53,6 +53,8 @@
 #ifndef LOBE_END_SHIFT
 #define LOBE_END_SHIFT 3
 #endif
+/* A moving pad's slow work comes every this many samples (a power of two). */
+#define RING_TICK 4u
 /* A rise climbs at least this many counts (plus a quarter of the noise
  * floor) a sample: a hand's first samples climb tens, hum a few. */
 #define RISE_STEP 6
@@ -69,6 +71,19 @@ static uint8_t newest_i(const detect_pad_state_t *s) { return prev_i(s->hist_at)
  * x 16: the tracker's prediction, back along its slope. */
 static int16_t rest_q4_at(const detect_pad_state_t *s, uint8_t age) {
     return (int16_t)(s->base_q4 - (int16_t)(((int16_t)age * s->slope_q8) >> 4));
+}
+
+/* The deviations of the whole history from the rest then, oldest first,
+ * turned pol's way (one pass: the rest steps back along its slope). */
+static void history_devs(const detect_pad_state_t *s, int8_t pol, int16_t *d) {
+    int16_t b = s->base_q4, step = (int16_t)(s->slope_q8 >> 4);
+    uint8_t i = s->hist_at;
+    for (uint8_t k = DETECT_HIST; k-- > 0;) { /* newest first: age 1, 2, ... */
+        i = (uint8_t)((i - 1u) & (DETECT_HIST - 1u));
+        b = (int16_t)(b - step);
+        int16_t v = (int16_t)((int16_t)s->hist_r[i] - ((b + 8) >> 4));
+        d[k] = pol < 0 ? (int16_t)-v : v;
+    }
 }
 
 /* The deviation of the history's sample at index i from the rest then. */
@@ -176,24 +191,47 @@ static ALWAYS_INLINE void track_residual(detect_pad_state_t *s, int16_t r4) {
     s->base_q4 = (int16_t)(s->base_q4 + (r4 >> 2) + (slope >> 4));
 }
 
-/* At rest the tracker follows the samples; while a pad moves, the mean of
- * its last eight (~1 ms: a ringing of 0.8 kHz and up mostly cancels in it,
- * hum and drift do not), with half the gains (the mean lags). */
-static ALWAYS_INLINE void track_mean(detect_pad_state_t *s) {
+/* At rest the tracker follows the samples; while a pad moves the rest goes
+ * on along its slope, and every RING_TICK samples the tracker follows the
+ * mean of the last eight (~1 ms: a ringing of 0.8 kHz and up mostly cancels
+ * in it, hum and drift do not). */
+#ifndef TICK_ALPHA
+#define TICK_ALPHA 1
+#endif
+#ifndef TICK_BETA
+#define TICK_BETA 0
+#endif
+static void track_mean(detect_pad_state_t *s) {
     /* the mean x 16 against the rest predicted at the window's middle (4.5 samples back) */
     int16_t mid = (int16_t)(s->base_q4 - (int16_t)((9 * s->slope_q8) >> 5));
     int16_t r4 = (int16_t)((int16_t)(s->sum8 * 2u) - mid);
-    int16_t slope = (int16_t)(s->slope_q8 + (r4 >> 2));
+    int16_t slope = (int16_t)(s->slope_q8 + (r4 >> TICK_BETA));
     if (slope > MAX_SLOPE_Q8) slope = MAX_SLOPE_Q8;
     if (slope < -MAX_SLOPE_Q8) slope = -MAX_SLOPE_Q8;
     s->slope_q8 = slope;
-    s->base_q4 = (int16_t)(s->base_q4 + (r4 >> 3) + (slope >> 4));
+    s->base_q4 = (int16_t)(s->base_q4 + (r4 >> TICK_ALPHA) + (slope >> 4));
 }
 
 /* The sum of the newest four samples' deviations from the rest. */
 static int16_t dev4(const detect_pad_state_t *s) {
     int16_t mid = (int16_t)(s->base_q4 - (int16_t)((5 * s->slope_q8) >> 5)); /* 2.5 samples back */
     return (int16_t)((int16_t)s->sum4 - ((mid + 2) >> 2));
+}
+
+/* dt * num / den for 0 <= num < den (to 1/64 of dt, by halving: no
+ * division in the firmware's per-contact paths, ~30 instructions). */
+static uint16_t scale_by_ratio(uint16_t dt, uint16_t num, uint16_t den) {
+    uint16_t out = 0, part = dt;
+    uint32_t n = num, dd = den;
+    for (uint8_t k = 0; k < 6u; k++) {
+        part >>= 1;
+        n <<= 1;
+        if (n >= dd) {
+            n -= dd;
+            out = (uint16_t)(out + part);
+        }
+    }
+    return out;
 }
 
 /* Back-date the onset of the contact whose rise began `back` samples before
@@ -211,8 +249,10 @@ static uint8_t date_onset(detect_pad_state_t *s, uint8_t back) {
     uint16_t gap = (uint16_t)(t1 - t0), back_us;
     if (e0 < 0) e0 = 0; /* extrapolate to rest, or to where the pad already was its way */
     if (e2 > e1 && e1 > e0) {
-        uint32_t b = (uint32_t)(e1 - e0) * (uint16_t)(t2 - t1) / (uint16_t)(e2 - e1);
-        back_us = b > gap ? gap : (uint16_t)b;
+        /* back along the line: (e1 - e0) / (e2 - e1) of the next gap, at most this one */
+        uint16_t up = (uint16_t)(e1 - e0), step = (uint16_t)(e2 - e1), dt = (uint16_t)(t2 - t1);
+        back_us = up >= step ? dt : scale_by_ratio(dt, up, step);
+        if (back_us > gap) back_us = gap;
     } else if (e1 <= e0) {
         back_us = 0;
     } else {
@@ -235,14 +275,10 @@ static uint8_t date_onset(detect_pad_state_t *s, uint8_t back) {
  * the onset's distance before that sample in *back_us; 0xFF: no good fit
  * (the normal walk back is used). */
 #define RING_R2_Q8 236
-static uint8_t ringing_rise(const detect_pad_state_t *s, int8_t pol, uint16_t *back_us) {
-    int16_t d[DETECT_HIST]; /* oldest first */
+static uint8_t ringing_rise(const detect_pad_state_t *s, const int16_t *d, uint16_t *back_us) {
     uint8_t i0 = s->hist_at;
-    for (uint8_t k = 0; k < DETECT_HIST; k++) {
-        int16_t v = dev_at(s, (uint8_t)((i0 + k) & (DETECT_HIST - 1u)));
-        if (v >= RAIL_DEV - 3 || v <= -(RAIL_DEV - 3)) return 0xFFu; /* clipped: no linear fit */
-        d[k] = (int16_t)(pol * v);
-    }
+    for (uint8_t k = 0; k < DETECT_HIST; k++)
+        if (d[k] >= RAIL_DEV - 3 || d[k] <= -(RAIL_DEV - 3)) return 0xFFu; /* clipped: no linear fit */
     for (uint8_t m = 5; m >= 4; m--) { /* the contact began at sample m or later */
         int32_t num = 0, den = 0;
         int16_t amp = 0;
@@ -255,7 +291,14 @@ static uint8_t ringing_rise(const detect_pad_state_t *s, int8_t pol, uint16_t *b
             }
         }
         if (amp < (int16_t)(2u * gate(s)) || den == 0) return 0xFFu; /* hardly ringing: the walk back does */
-        int32_t a1 = num / den; /* x 256 */
+        /* a1 = num / den (x 256), with both scaled to 16 bits first (a
+         * 16-bit division: the fit needs two significant digits) */
+        while (den > 0x7FFF || num > 0x7FFF || num < -0x7FFF) {
+            num >>= 1;
+            den >>= 1;
+        }
+        if (den == 0) return 0xFFu;
+        int32_t a1 = (int16_t)((int16_t)num / (int16_t)den);
         if (a1 > 512) a1 = 512;
         if (a1 < -512) a1 = -512;
         int32_t err = 0;
@@ -287,8 +330,9 @@ static uint8_t ringing_rise(const detect_pad_state_t *s, int8_t pol, uint16_t *b
                 uint16_t dt = (uint16_t)(s->hist_t[(fi + 1u) & (DETECT_HIST - 1u)] - s->hist_t[fi]);
                 uint16_t b = gap >> 1;
                 if (p > p_first) {
-                    uint32_t x = (uint32_t)p_first * dt / (uint16_t)(p - p_first);
-                    b = x > gap ? gap : (uint16_t)x;
+                    uint16_t up = (uint16_t)p_first, step = (uint16_t)(p - p_first);
+                    uint16_t x = up >= step ? dt : scale_by_ratio(dt, up, step);
+                    b = x > gap ? gap : x;
                 }
                 *back_us = b;
                 return (uint8_t)(DETECT_HIST - 1u - first);
@@ -319,17 +363,19 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
      * than twice the one before it, where a contact landed on a pad that
      * was already moving (a ringing, a neighbour's shake). */
     int16_t lo = (int16_t)gate(s), step = (int16_t)(RISE_STEP + (s->nf >> 2));
-    uint8_t j = newest_i(s), back = 0;
+    int16_t dv[DETECT_HIST]; /* oldest first: dv[DETECT_HIST - 1] is this sample */
+    history_devs(s, pol, dv);
+    uint8_t k = DETECT_HIST - 1u, back = 0;
     while (back < DETECT_HIST - 3u) {
-        uint8_t p = prev_i(j);
-        int16_t vj = (int16_t)(pol * dev_at(s, j)), v = (int16_t)(pol * dev_at(s, p));
+        int16_t vj = dv[k], v = dv[k - 1];
         int16_t rise = (int16_t)(vj - v);
         if (v <= lo || rise < step) break;
-        int16_t before = (int16_t)(v - (int16_t)(pol * dev_at(s, prev_i(p))));
-        if (rise > 2 * (before > 0 ? before : 0) + step) break; /* a knee at j */
-        j = p;
+        int16_t before = (int16_t)(v - dv[k - 2]);
+        if (rise > 2 * (before > 0 ? before : 0) + step) break; /* a knee at k */
+        k--;
         back++;
     }
+    uint8_t j = (uint8_t)((s->hist_at + k) & (DETECT_HIST - 1u));
     if ((s->c.flags & DETECT_C_LIVE) && !(s->c.flags & DETECT_C_XTALK)) s->prev = s->c;
     s->c.flags = s->state == DETECT_REST ? (DETECT_C_LIVE | DETECT_C_CLEAN) : DETECT_C_LIVE;
     /* On a moving pad, the ringing level it rose out of: its own share of the peak is what is above it. */
@@ -346,10 +392,11 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
     s->env = abs16(e);
     s->ref = 0; /* no new contact is looked for within the first half-wave */
     s->tick_max = 0;
+    s->tick_phase = (uint8_t)(pad & (RING_TICK - 1u)); /* the pads' ticks fall in different scans */
     s->since_lobe = 0;
     s->busy = back; /* SCAN: how far back the rise began, until it is dated */
     uint16_t ring_back = 0;
-    uint8_t rb = (RING_DATING && !(s->c.flags & DETECT_C_CLEAN)) ? ringing_rise(s, pol, &ring_back) : 0xFFu;
+    uint8_t rb = (RING_DATING && !(s->c.flags & DETECT_C_CLEAN)) ? ringing_rise(s, dv, &ring_back) : 0xFFu;
     if (rb != 0xFFu) {
         s->c.onset_us = t_us - (uint16_t)((uint16_t)t_us - s->hist_t[(s->hist_at + DETECT_HIST - 1u - rb) & (DETECT_HIST - 1u)]) - ring_back;
         s->c.flags |= DETECT_C_DATED;
@@ -372,7 +419,7 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
  * from the clipped share of the half-wave, R / cos(pi f / 2) for a
  * half-sine, was tried: a sample's resolution makes it too noisy on the
  * short half-waves that matter.) */
-#define CLIP_US_PER_HALF 260u
+#define CLIP_US_PER_HALF 256u /* (a shift) */
 static uint16_t estimated_peak_at(const detect_contact_t *c, uint16_t lobe_us) {
     (void)lobe_us;
     if (!DETECT_CLIPPED(c)) return c->peak;
@@ -410,7 +457,6 @@ static ALWAYS_INLINE void set_levels(detect_pad_state_t *s) {
 /* Every RING_TICK samples the ringing's level decays (by ref >> (shift - 2),
  * ~ref >> shift a sample), slower than any ringing: a ringing never rises
  * past it, a new contact does. */
-#define RING_TICK 4u
 #ifndef RING_FOLLOW_UP
 #define RING_FOLLOW_UP 1
 #endif
@@ -442,18 +488,19 @@ static uint8_t sharp_on(const detect_pad_state_t *s, const detect_contact_t *c) 
 #define sharp(c) sharp_on(s, (c))
 static uint32_t xt_source_onset; /* the onset of the contact crosstalk_source() last found */
 
-static void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, int16_t e, uint16_t raw, uint32_t t_us);
+static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, int16_t e, uint16_t raw, uint32_t t_us);
 
 /* The sums of the history's deviations, worked out afresh (a pad leaving rest). */
 static void sum_history(detect_pad_state_t *s) {
-    uint16_t sum = 0, sum4 = 0;
-    uint8_t i = s->hist_at;
-    for (uint8_t k = 0; k < DETECT_HIST; k++) {
-        i = prev_i(i);
-        sum = (uint16_t)(sum + s->hist_r[i]);
-        if (k == 3u) sum4 = sum;
+    const uint16_t *h = s->hist_r;
+    /* all eight, in any order (fixed offsets: no index arithmetic) */
+    s->sum8 = (uint16_t)(h[0] + h[1] + h[2] + h[3] + h[4] + h[5] + h[6] + h[7]);
+    uint8_t i = s->hist_at; /* the newest four are the four before it */
+    uint16_t sum4 = 0;
+    for (uint8_t k = 0; k < 4u; k++) {
+        i = (uint8_t)((i - 1u) & (DETECT_HIST - 1u));
+        sum4 = (uint16_t)(sum4 + h[i]);
     }
-    s->sum8 = sum;
     s->sum4 = sum4;
 }
 
@@ -495,39 +542,52 @@ OWN_FRAME uint8_t detect_sample_moving(detect_pad_state_t *s, uint16_t raw, uint
     int16_t base = s->base_q4;
     int16_t e = (int16_t)((int16_t)raw - ((base + 8) >> 4));
     uint8_t at = s->hist_at;
-    s->sum8 = (uint16_t)(s->sum8 + raw - s->hist_r[at]);                               /* out: eight samples old */
-    s->sum4 = (uint16_t)(s->sum4 + raw - s->hist_r[(at + 4u) & (DETECT_HIST - 1u)]); /* out: four samples old */
     s->hist_r[at] = raw;
     s->hist_t[at] = t_lo;
     s->hist_at = (uint8_t)((at + 1u) & (DETECT_HIST - 1u));
     /* The common sample, nothing new (anything else, before any of it is
-     * done: the slow path). */
+     * done: the slow path, which also takes every RING_TICK-th). */
     uint8_t state = s->state;
     if (state == DETECT_SCAN && (!(s->c.flags & DETECT_C_LOBE) || (int16_t)(t_lo - s->until_lo) >= 0)) return 0;
     uint16_t a = (uint16_t)(e < 0 ? -e : e);
-    if (a > s->lvl_a) return 0;
+    if (a > s->lvl_a || s->tick <= 1u) return 0;
     if (a > s->tick_max) s->tick_max = a;
-    if (s->tick <= 1u && (state == DETECT_RING) && s->ref < (uint16_t)(2u * (s->nf + GATE_MARGIN) + 64u)) return 0; /* back to rest, maybe */
-    int16_t s4 = (int16_t)((int16_t)s->sum4 - ((base + 2) >> 2));
-    int16_t l4 = (int16_t)s->lvl_4;
-    if (s4 > l4 || s4 < -l4) return 0;
+    s->base_q4 = (int16_t)(base + (s->slope_q8 >> 4)); /* the rest goes on as it went */
     if (state == DETECT_SCAN) {
-        s->base_q4 = (int16_t)(base + (s->slope_q8 >> 4)); /* the rest goes on as it went */
         int16_t pd = s->pol < 0 ? (int16_t)-e : e;
         if (pd > (int16_t)s->c.peak) s->c.peak = (uint16_t)pd;
         if (a >= s->thr && s->above < 255u) s->above++;
         if (a > s->env) s->env = a;
-    } else {
-        track_mean(s);
     }
-    if (s->since_lobe < 255u) s->since_lobe++;
-    if (--s->tick == 0) follow_ring(s);
+    s->tick--;
     return 1;
 }
 
+/* A pad at rest whose sample the fast path left: the noise floor's count,
+ * a contact, or a faint shake. */
+static COLD void rest_slow(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, uint32_t t_us) {
+    int16_t e = (int16_t)((int16_t)raw - ((s->base_q4 + 8) >> 4)); /* (the fast path left the rest as it was) */
+    uint16_t a = abs16(e);
 #ifdef DETECT_STATS
-unsigned long detect_stat_step[8], detect_stat_rest_small, detect_stat_rest_floor;
+    if (a < (uint16_t)(s->nf + GATE_MARGIN)) detect_stat_rest_floor++; else if (a < rest_threshold(d, s, pad)) detect_stat_rest_small++;
 #endif
+    if (a < (uint16_t)(s->nf + GATE_MARGIN)) { /* the floor's count came round (tracked already) */
+        if (s->nf) s->nf--;
+        s->thr = rest_threshold(d, s, pad);
+        /* (and a mask long over is forgotten before the clock could wrap past it) */
+        if (s->reported && since(t_us, s->mask_end_us) >= 0) s->reported = 0;
+        return;
+    }
+    if (a >= rest_threshold(d, s, pad)) {
+        sum_history(s);
+        start_contact(d, s, pad, e, raw, t_us);
+        return;
+    }
+    /* Something small (a faint shake): the rest follows its mean. */
+    sum_history(s);
+    track_mean(s);
+}
+
 COLD void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, uint32_t t_us) {
 #ifdef DETECT_STATS
     detect_stat_step[s->state]++;
@@ -542,39 +602,42 @@ COLD void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t 
         return;
     }
     if (s->state == DETECT_REST) { /* in the history already (detect_sample_fast) */
-        int16_t e = (int16_t)((int16_t)raw - ((s->base_q4 + 8) >> 4)); /* (the fast path left the rest as it was) */
-        uint16_t a = abs16(e);
-#ifdef DETECT_STATS
-        if (a < (uint16_t)(s->nf + GATE_MARGIN)) detect_stat_rest_floor++; else if (a < rest_threshold(d, s, pad)) detect_stat_rest_small++;
-#endif
-        if (a < (uint16_t)(s->nf + GATE_MARGIN)) { /* the floor's count came round (tracked already) */
-            if (s->nf) s->nf--;
-            s->thr = rest_threshold(d, s, pad);
-            /* (and a mask long over is forgotten before the clock could wrap past it) */
-            if (s->reported && since(t_us, s->mask_end_us) >= 0) s->reported = 0;
-            return;
-        }
-        if (a >= rest_threshold(d, s, pad)) {
-            sum_history(s);
-            start_contact(d, s, pad, e, raw, t_us);
-            return;
-        }
-        /* Something small (a faint shake): the rest follows its mean. */
-        sum_history(s);
-        track_mean(s);
+        rest_slow(d, s, pad, raw, t_us);
         return;
     }
     /* (in the history and the sums already: detect_sample_fast) */
     moving_sample(d, s, pad, (int16_t)((int16_t)raw - ((s->base_q4 + 8) >> 4)), raw, t_us);
 }
 
-static void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, int16_t e, uint16_t raw, uint32_t t_us) {
-    uint16_t a = abs16(e);
-    if (a > s->tick_max && a <= s->lvl_a) s->tick_max = a;
+/* Every RING_TICK samples of a moving pad: the rest tracker follows the
+ * samples' mean (not in a scan: the contact's own push is in it), the
+ * 4-sum is looked at, the ringing's level decays. 1: the 4-sum shows a
+ * push (a new contact, maybe). */
+static COLD uint8_t ring_tick(detect_pad_state_t *s) {
+    sum_history(s);
+    if (s->state != DETECT_SCAN) track_mean(s);
+    else s->base_q4 = (int16_t)(s->base_q4 + (s->slope_q8 >> 4)); /* (a scan: the rest goes on as it went) */
     int16_t s4 = dev4(s);
-    uint8_t rise = a > s->lvl_a || s4 > (int16_t)s->lvl_4 || s4 < -(int16_t)s->lvl_4;
+    uint8_t push = s4 > (int16_t)s->lvl_4 || s4 < -(int16_t)s->lvl_4;
+    s->since_lobe = (uint8_t)(s->since_lobe > 255u - RING_TICK ? 255u : s->since_lobe + RING_TICK);
+    follow_ring(s);
+    return push;
+}
+
+static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, int16_t e, uint16_t raw, uint32_t t_us) {
+    uint16_t a = abs16(e);
+    uint8_t rise = a > s->lvl_a;
+    if (!rise && a > s->tick_max) s->tick_max = a;
+    uint8_t ticked = 0;
+    if (s->state != DETECT_SCAN || (s->c.flags & DETECT_C_LOBE)) {
+        if (--s->tick == 0) {
+            ticked = 1;
+            if (ring_tick(s)) rise = 1;
+        } else {
+            s->base_q4 = (int16_t)(s->base_q4 + (s->slope_q8 >> 4)); /* the rest goes on as it went */
+        }
+    }
     if (s->state == DETECT_RING) {
-        track_mean(s);
         /* A new contact, masked or not: inside a reported contact's mask it
          * is not reported (unless it is far louder), but other pads'
          * contacts may still be its shake. */
@@ -582,13 +645,9 @@ static void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, int16
             start_contact(d, s, pad, e, raw, t_us);
             return;
         }
-        if (s->since_lobe < 255u) s->since_lobe++;
-        if (--s->tick == 0) {
-            follow_ring(s);
-            if (s->ref < 2u * gate(s)) {
-                s->state = DETECT_REST;
-                s->busy = 0;
-            }
+        if (ticked && s->ref < 2u * gate(s)) {
+            s->state = DETECT_REST;
+            s->busy = 0;
         }
         return;
     }
@@ -596,26 +655,27 @@ static void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, int16
     int16_t pd = (int16_t)(s->pol * e);
     uint8_t lobe_now = 0;
     if (s->state == DETECT_SCAN) {
-        s->base_q4 = (int16_t)(s->base_q4 + (s->slope_q8 >> 4)); /* the rest goes on as it went */
+        if (!(s->c.flags & DETECT_C_LOBE)) s->base_q4 = (int16_t)(s->base_q4 + (s->slope_q8 >> 4));
         if (!(s->c.flags & DETECT_C_DATED)) {
             date_onset(s, ++s->busy);
             s->until_lo = (uint16_t)(s->c.onset_us + d->pad[pad].scan_us);
         }
         int16_t lobe_end = (int16_t)(s->c.peak >> LOBE_END_SHIFT);
         if (!(s->c.flags & DETECT_C_LOBE) && pd <= lobe_end) {
-            /* Back (nearly) through rest: the first half-wave is over. */
-            uint16_t dt = (uint16_t)((uint16_t)t_us - s->last_t);
-            uint16_t part = s->last_pd > lobe_end ? (uint16_t)((uint32_t)dt * (uint16_t)(s->last_pd - lobe_end) /
-                                                               (uint16_t)(s->last_pd - pd))
-                                                  : 0;
+            /* Back (nearly) through rest: the first half-wave is over, where
+             * the line from the last sample to this one crossed the level (to
+             * an eighth of the gap: no division in the sample's path). */
+            uint16_t dt = (uint16_t)((uint16_t)t_us - s->last_t), part = 0;
+            if (s->last_pd > lobe_end) {
+                uint16_t above = (uint16_t)(s->last_pd - lobe_end), fall = (uint16_t)(s->last_pd - pd);
+                for (uint8_t k = 1; k < 8u && (uint32_t)above * 8u > (uint32_t)fall * k; k++) part = (uint16_t)(part + (dt >> 3));
+            }
             uint32_t tz = t_us - dt + part;
             int32_t lobe = since(tz, s->c.onset_us);
             s->c.lobe_us = (uint16_t)(lobe < 0 ? 0 : lobe > 0xFFFE ? 0xFFFE : lobe);
             s->c.flags |= DETECT_C_LOBE;
             lobe_now = 1;
         }
-    } else {
-        track_mean(s);
     }
     if (s->c.flags & DETECT_C_LOBE) {
         if (lobe_now) { /* the ringing's level starts at the first half-wave's peak */
@@ -624,7 +684,7 @@ static void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, int16
             s->ref_shift = REF_SHIFT_SHAKE;
             s->since_lobe = 0;
             set_levels(s);
-            s->tick = RING_TICK;
+            s->tick = (uint8_t)(1u + s->tick_phase);
             rise = 0;
         }
         /* A rise the ringing of this contact's first half-wave cannot
@@ -641,10 +701,6 @@ static void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, int16
                 start_contact(d, s, pad, e, raw, t_us);
                 return;
             }
-        }
-        if (!lobe_now) {
-            if (s->since_lobe < 255u) s->since_lobe++;
-            if (--s->tick == 0) follow_ring(s);
         }
     }
     if (a > s->env) s->env = a;
@@ -706,8 +762,9 @@ static uint8_t crosstalk_source(const detect_t *d, uint8_t pad) {
                 uint16_t lc = c->lobe_us < c->clipped_us ? c->clipped_us : c->lobe_us;
                 uint16_t lo = (o->flags & DETECT_C_LOBE) ? o->lobe_us : (uint16_t)since(c->onset_us, o->onset_us);
                 if (lo < o->clipped_us) lo = o->clipped_us;
-                uint32_t fc = ((uint32_t)c->clipped_us << 8) / lc, fs = ((uint32_t)o->clipped_us << 8) / lo;
-                if (fc > fs + CLIP_FRAC) continue;
+                /* fc > fs + CLIP_FRAC/256, cross-multiplied (no division) */
+                if (((uint32_t)c->clipped_us * lo) << 8 > (((uint32_t)o->clipped_us * lc) << 8) + (uint32_t)CLIP_FRAC * lc * lo)
+                    continue;
             }
 #else
             if (mine > src) continue;
@@ -732,7 +789,7 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
         s->ref = s->env;
         s->ref_shift = REF_SHIFT_SHAKE;
     }
-    s->tick = RING_TICK;
+    if (!(s->c.flags & DETECT_C_LOBE)) s->tick = (uint8_t)(1u + s->tick_phase);
     set_levels(s);
     if (s->above < MIN_SAMPLES) {
         s->c.flags = 0; /* a glitch: it explains nothing */

@@ -131,6 +131,7 @@ typedef struct {
     uint8_t nf;              /* noise floor: |d| stays under it at rest, counts */
     uint8_t tick;            /* moving: samples to the next look after the ringing's level */
     uint8_t learn;           /* samples still to learn the rest from (after detect_init): no contact yet */
+    uint8_t tick_phase;      /* which of the ticks' four scans this pad's fall in */
     int16_t base_q4;         /* predicted rest for the next sample, counts x 16 (-1: no sample yet) */
     int16_t slope_q8;        /* rest's change per sample, counts x 256 */
     uint16_t sum8;           /* moving: the sum of hist_r (the last DETECT_HIST samples) */
