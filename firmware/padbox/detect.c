@@ -201,16 +201,19 @@ static ALWAYS_INLINE void track_residual(detect_pad_state_t *s, int16_t r4) {
 #ifndef TICK_BETA
 #define TICK_BETA 0
 #endif
-static void track_mean(detect_pad_state_t *s) {
+static void track_mean_by(detect_pad_state_t *s, uint8_t alpha, uint8_t beta) {
     /* the mean x 16 against the rest predicted at the window's middle (4.5 samples back) */
     int16_t mid = (int16_t)(s->base_q4 - (int16_t)((9 * s->slope_q8) >> 5));
     int16_t r4 = (int16_t)((int16_t)(s->sum8 * 2u) - mid);
-    int16_t slope = (int16_t)(s->slope_q8 + (r4 >> TICK_BETA));
+    int16_t slope = (int16_t)(s->slope_q8 + (r4 >> beta));
     if (slope > MAX_SLOPE_Q8) slope = MAX_SLOPE_Q8;
     if (slope < -MAX_SLOPE_Q8) slope = -MAX_SLOPE_Q8;
     s->slope_q8 = slope;
-    s->base_q4 = (int16_t)(s->base_q4 + (r4 >> TICK_ALPHA) + (slope >> 4));
+    s->base_q4 = (int16_t)(s->base_q4 + (r4 >> alpha) + (slope >> 4));
 }
+/* once a tick, and (gains a tick's worth smaller) once a sample */
+#define track_mean(s) track_mean_by((s), TICK_ALPHA, TICK_BETA)
+#define track_mean_each(s) track_mean_by((s), TICK_ALPHA + 2u, TICK_BETA + 2u)
 
 /* The sum of the newest four samples' deviations from the rest. */
 static int16_t dev4(const detect_pad_state_t *s) {
@@ -466,8 +469,9 @@ static ALWAYS_INLINE void follow_ring(detect_pad_state_t *s) {
     /* (and up to the ringing's crests: some discs ring longer than any decay
      * a shake's could be given; a new contact rises faster than this) */
     if (s->tick_max > s->ref && s->tick_max >= s->thr) s->ref = s->tick_max; /* (what is under the threshold starts nothing) */
-    s->tick_max = 0;
 #endif
+    s->last_tick_max = s->tick_max;
+    s->tick_max = 0;
     set_levels(s);
     s->tick = RING_TICK;
 }
@@ -585,7 +589,7 @@ static COLD void rest_slow(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint
     }
     /* Something small (a faint shake): the rest follows its mean. */
     sum_history(s);
-    track_mean(s);
+    track_mean_each(s);
 }
 
 COLD void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, uint32_t t_us) {
@@ -645,7 +649,8 @@ static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
             start_contact(d, s, pad, e, raw, t_us);
             return;
         }
-        if (ticked && s->ref < 2u * gate(s)) {
+        /* back at rest once the level and what the last tick saw are both within two gates */
+        if (ticked && s->ref < 2u * gate(s) && s->last_tick_max < 2u * gate(s)) {
             s->state = DETECT_REST;
             s->busy = 0;
         }

@@ -147,6 +147,7 @@ typedef struct {
                                 rise began, until its onset is dated */
     uint16_t env;            /* SCAN, PENDING: largest |d| of the contact so far */
     uint16_t tick_max;       /* moving: largest |d| since the last tick */
+    uint16_t last_tick_max;  /* moving: and in the tick before */
     detect_contact_t c;      /* the current (or last) contact */
     uint16_t hist_r[DETECT_HIST]; /* the last samples (raw) ... */
     uint16_t hist_t[DETECT_HIST]; /* ... and their times' low 16 bits */

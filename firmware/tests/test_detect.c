@@ -205,28 +205,30 @@ static void test_poll_buffer_small(void) {
      * third is dropped whole rather than garbled, and nothing crashes. */
     detect_t d;
     detect_init(&d, 3);
-    for (uint32_t t = 0; t < 4000; t += 100)
-        for (uint8_t p = 0; p < 3; p++) detect_sample(&d, p, t >= 1000 && t < 2500 ? 912 : 512, t + p);
+    /* (20 ms of rest first: the detector learns the rest point after init) */
+    for (uint32_t t = 0; t < 24000; t += 100)
+        for (uint8_t p = 0; p < 3; p++) detect_sample(&d, p, t >= 21000 && t < 22500 ? 912 : 512, t + p);
     detect_hit_t out[2];
-    uint8_t n = detect_poll(&d, 20000, out, 2);
+    uint8_t n = detect_poll(&d, 40000, out, 2);
     CHECK(n == 2, "buffer of two gets two hits, got %u", n);
     CHECK(out[0].onset_us <= out[1].onset_us, "sorted by onset");
 }
 
-/* Feed pad 0 a 1.5 ms contact from t = 1000 (the sample at 900 at rest, so
- * its onset is 950) the way the firmware does (sample, then poll that pad,
- * every 100 us); at change_at_us set every pad's scan time to new_scan_us.
- * Returns when the hit was decided (0xFFFFFFFF: never). */
+/* Feed pad 0 a 1.5 ms contact from t = 21000 (after 20 ms of rest, which
+ * the detector learns the rest point from; the sample at 20900 at rest, so
+ * its onset is 20950) the way the firmware does (sample, then poll that
+ * pad, every 100 us); at change_at_us set every pad's scan time to
+ * new_scan_us. Returns when the hit was decided (0xFFFFFFFF: never). */
 static uint32_t decided_at(uint32_t change_at_us, uint16_t new_scan_us) {
     detect_t d;
     detect_init(&d, 2);
-    for (uint32_t t = 100; t < 20000; t += 100) {
+    for (uint32_t t = 100; t < 40000; t += 100) {
         if (t == change_at_us) {
             d.pad[0].scan_us = new_scan_us;
             d.pad[1].scan_us = new_scan_us;
             detect_settings_changed(&d);
         }
-        detect_sample(&d, 0, t >= 1000 && t <= 2500 ? 912 : 512, t);
+        detect_sample(&d, 0, t >= 21000 && t <= 22500 ? 912 : 512, t);
         detect_sample(&d, 1, 512, t + 50);
         detect_hit_t h;
         if (detect_poll_pad(&d, 0, t + 50, &h)) return t + 50;
@@ -236,13 +238,13 @@ static uint32_t decided_at(uint32_t change_at_us, uint16_t new_scan_us) {
 
 static void test_decide_time(void) {
     /* A contact is decided once every pad that could have caused it has its
-     * peak (a cause began before it, and scans as long): onset 950 + 2000
+     * peak (a cause began before it, and scans as long): onset 20950 + 2000
      * (longest scan) + 500 (DETECT_DECIDE_MARGIN_US), not before... */
     uint32_t t = decided_at(0, 2000);
-    CHECK(t >= 3450 && t <= 3550, "decided at %u us, expected at 3450..3550 (onset + 2.5 ms)", t);
+    CHECK(t >= 23450 && t <= 23550, "decided at %u us, expected at 23450..23550 (onset + 2.5 ms)", t);
     /* ...and a scan time changed while it scans applies to it at once. */
-    t = decided_at(2000, 1000);
-    CHECK(t >= 2450 && t <= 2550, "scan cut to 1 ms at 2000 us: decided at %u us, expected 2450..2550", t);
+    t = decided_at(22000, 1000);
+    CHECK(t >= 22450 && t <= 22550, "scan cut to 1 ms at 22000 us: decided at %u us, expected 22450..22550", t);
 }
 
 int main(int argc, char **argv) {
