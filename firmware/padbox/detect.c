@@ -139,7 +139,6 @@ void detect_reset_state(detect_t *d) {
         s->c.flags = 0;
         s->busy = 0;
         s->env = 0;
-        s->prev.flags = 0;
     }
 }
 
@@ -379,7 +378,6 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
         back++;
     }
     uint8_t j = (uint8_t)((s->hist_at + k) & (DETECT_HIST - 1u));
-    if ((s->c.flags & DETECT_C_LIVE) && !(s->c.flags & DETECT_C_XTALK)) s->prev = s->c;
     s->c.flags = s->state == DETECT_REST ? (DETECT_C_LIVE | DETECT_C_CLEAN) : DETECT_C_LIVE;
     /* On a moving pad, the ringing level it rose out of: its own share of the peak is what is above it. */
     s->under = s->state == DETECT_REST ? 0 : s->ref;
@@ -737,10 +735,9 @@ static uint8_t crosstalk_source(const detect_t *d, uint8_t pad) {
 #endif
     uint16_t mine = estimated_peak(c);
     if (!DETECT_CLIPPED(c)) mine = mine > s->under ? (uint16_t)(mine - s->under) : 0u;
-    for (uint8_t k = 0; k < 2u * d->npads; k++) {
-        uint8_t j = (uint8_t)(k >> 1);
+    for (uint8_t j = 0; j < d->npads; j++) {
         if (j == pad) continue;
-        const detect_contact_t *o = (k & 1u) ? &d->st[j].prev : &d->st[j].c;
+        const detect_contact_t *o = &d->st[j].c;
         if (!(o->flags & DETECT_C_LIVE)) continue;
 #ifndef XT_AS_SOURCE
         if (o->flags & DETECT_C_XTALK) continue; /* a shake shakes nothing */

@@ -151,7 +151,6 @@ typedef struct {
     detect_contact_t c;      /* the current (or last) contact */
     uint16_t hist_r[DETECT_HIST]; /* the last samples (raw) ... */
     uint16_t hist_t[DETECT_HIST]; /* ... and their times' low 16 bits */
-    detect_contact_t prev;   /* the one before it (still a possible source of a neighbour's shake) */
     int16_t last_pd;         /* SCAN: the previous sample's deviation the contact's way */
     uint16_t last_t;         /* ... and its time */
     uint16_t ref;            /* after a first half-wave: the |d| its ringing stays under (decays) */
