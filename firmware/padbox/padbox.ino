@@ -44,7 +44,7 @@
 #endif
 #define HB_PERIOD_US 500000ul
 #define LVL_PERIOD_US 50000ul
-#define BOOT_LEARN_SCANS 128u  /* x ~131 us: 17 ms, most of a mains period */
+#define BOOT_LEARN_SCANS 150u  /* x ~120 us: 18 ms, most of a mains period */
 #define BUTTON_RELEASE_US 5000ul  /* a press counts only after 5 ms released */
 #define BUTTON_RESOLUTION_US 8u   /* edge interrupt latency bound, worst case */
 #define EEPROM_MAGIC0 'P'
