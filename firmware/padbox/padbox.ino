@@ -12,6 +12,8 @@
  *
  * Time base: Timer1 counts at 2 MHz (prescaler 8); its overflow interrupt
  * extends it to a 32-bit microsecond clock that wraps every 71.6 minutes.
+ * A conversion is stamped with TCNT1 alone; its microseconds come from a
+ * reference read off the 32-bit clock every few ms ("Sample times").
  *
  * Sampling: the ADC runs at 1 MHz (prescaler 16, within the 50 kHz..1 MHz
  * the datasheet allows for reduced, still ~9-bit-clean accuracy), 13 us a
@@ -22,7 +24,7 @@
  * resolution in HELLO.
  *
  * Serial: 250000 baud, UBRR = 3, exact at 16 MHz (see PROTOCOL.md). Output
- * goes through a 256-byte queue, fed to the UART one byte at a time from
+ * goes through a 128-byte queue, fed to the UART one byte at a time from
  * inside the scan loop (no transmit interrupt, so output never steals a
  * sample slot). Input arrives by the receive interrupt into a small ring.
  *
@@ -42,7 +44,7 @@
 #endif
 #define HB_PERIOD_US 500000ul
 #define LVL_PERIOD_US 50000ul
-#define BOOT_LEARN_SCANS 128u  /* x ~131 us: 17 ms, most of a mains period */
+#define BOOT_LEARN_SCANS 150u  /* x ~120 us: 18 ms, most of a mains period */
 #define BUTTON_RELEASE_US 5000ul  /* a press counts only after 5 ms released */
 #define BUTTON_RESOLUTION_US 8u   /* edge interrupt latency bound, worst case */
 #define EEPROM_MAGIC0 'P'
@@ -52,6 +54,15 @@
 #define EEPROM_SIZE (4 + EEPROM_PAD_BYTES * DETECT_MAX_PADS + 2)
 
 /* ---------------------------------------------------------------- clock */
+
+/* The scan's state, kept in registers by scan_pads(): the stamp of the
+ * conversion in flight, and a copy of the reference (see "Sample times").
+ * Declared before any function: the Arduino IDE puts its prototypes there. */
+typedef struct {
+    uint16_t stamp;
+    uint16_t ref_tick;
+    uint32_t ref_us;
+} scan_t;
 
 /* Microseconds at the last Timer1 overflow: one overflow is 65536 ticks of
  * 0.5 us = 32768 us. Kept in us so reading the clock is one 32-bit add. */
@@ -147,8 +158,25 @@ static volatile press_t pressq[8];
 static volatile uint8_t press_head;
 static uint8_t press_tail;
 static uint8_t btn_last = 0xFF; /* 1 = released (pull-up) */
-static uint32_t btn_rise[DETECT_MAX_PADS];
 static uint32_t btn_press[DETECT_MAX_PADS];
+
+/* What only the piezo scan needs (see "Sample times"; between scan_pads()
+ * and the work that moves the reference) ... */
+typedef struct {
+    uint16_t conv_stamp;  /* TCNT1 when the conversion in flight started */
+    uint16_t ref_tick;    /* the reference (scan_pads keeps a copy in registers) */
+    uint32_t ref_us;
+    detect_hit_t decided; /* a pad's decision, as detect_poll_at() writes it */
+    uint8_t scans_left;   /* scan_pads(): scans still to do, 0: forever */
+} piezo_ram_t;
+/* ... and what only button mode needs share their RAM (2 KB: the stack's
+ * headroom is what is left): a box is in one mode from reset on. */
+static union {
+    uint32_t btn_rise[DETECT_MAX_PADS]; /* button mode: when each pad was last released */
+    piezo_ram_t pz;
+} mode_ram;
+static uint32_t (&btn_rise)[DETECT_MAX_PADS] = mode_ram.btn_rise;
+static piezo_ram_t &pz = mode_ram.pz;
 static uint8_t btn_pressed_once;
 
 /* ------------------------------------------------------------- sending */
@@ -532,74 +560,242 @@ static void adc_init(void) {
     ADCSRA = _BV(ADEN) | _BV(ADPS2);  /* enable, prescaler 16: 1 MHz ADC clock */
 }
 
-static uint8_t scan_ch;    /* channel being converted */
-static uint32_t scan_ch_t; /* when its conversion started */
+/* Enabled, prescaler 16 (1 MHz ADC clock); with ADSC: start a conversion.
+ * Written whole (no read-modify-write): nothing else in ADCSRA is used. */
+#define ADCSRA_ON (_BV(ADEN) | _BV(ADPS2))
+#define ADC_MUX(ch) ((uint8_t)(_BV(REFS0) | (ch)))
 
-static inline void adc_start(uint8_t ch) __attribute__((always_inline));
-static inline void adc_start(uint8_t ch) {
-    ADMUX = (uint8_t)(_BV(REFS0) | ch);
-    ADCSRA |= _BV(ADSC);
-    scan_ch = ch;
-    scan_ch_t = clock_us(); /* ~1 us after the sample-and-hold: a constant */
+/* Sample times. A conversion is stamped with TCNT1 alone (ticks of 0.5 us)
+ * the moment it starts (the sample-and-hold). Its time in microseconds
+ * comes from a reference: an earlier stamp rounded down to an even tick
+ * (ref_tick) and that stamp's exact time (ref_us), read off the 32-bit
+ * clock (stamp_us). A stamp d = stamp - ref_tick ticks later is at
+ * ref_us + d / 2 us: exactly what clock_us() would have read then (its
+ * rounding of ticks down to whole us included), for d up to 65534 ticks
+ * (32.7 ms). The reference moves on at the end of the first scan that
+ * finds it REF_MAX_US old, and after any work that may have waited on the
+ * serial line (scan_resync). A sample's time is then a 16-bit subtract and
+ * shift and an add to the reference in registers: no clock read, no cli,
+ * no 32-bit load; detection's fast paths take its low 16 bits. (The stamp
+ * of the conversion in flight and the reference live in pz between
+ * scan_pads() and that work.) */
+
+/* TCNT1 is read without masking interrupts: no interrupt handler touches
+ * Timer1's 16-bit registers, so their shared TEMP byte stays ours. */
+static inline uint16_t timer_stamp(void) __attribute__((always_inline));
+static inline uint16_t timer_stamp(void) { return TCNT1; }
+
+/** The time in us of a stamp taken at most 32.7 ms ago (65535 ticks): the
+ * clock now, less the ticks since the stamp. */
+static uint32_t stamp_us(uint16_t stamp) {
+    uint8_t sreg = SREG;
+    cli();
+    uint16_t lo = TCNT1;
+    uint32_t base = t1_base_us;
+    if ((TIFR1 & _BV(TOV1)) && lo < 0x8000u) base += 32768u; /* as clock_us() */
+    SREG = sreg;
+    /* In ticks: now is 2 base + lo, the stamp (lo - stamp) mod 65536 before it. */
+    return base + (uint32_t)(((int32_t)lo - (int32_t)(uint16_t)(lo - stamp)) >> 1);
+}
+
+/* A conversion that waited this long for work on the serial line is done
+ * again (scan_resync). */
+#ifndef SCAN_RESTART_US
+#define SCAN_RESTART_US 30000ul
+#endif
+/* The reference moves on once it is this old (at the end of a scan; one
+ * scan would have to last 28 ms to outrun it). */
+#define REF_MAX_US 4096u
+
+/** The reference moves to a stamp taken at most 32.7 ms ago. */
+static __attribute__((noinline)) void ref_at(uint16_t stamp) {
+    pz.ref_us = stamp_us(stamp);
+    pz.ref_tick = (uint16_t)(stamp & ~1u);
+}
+
+static void adc_start(uint8_t ch) {
+    ADMUX = ADC_MUX(ch);
+    ADCSRA = ADCSRA_ON | _BV(ADSC);
+    pz.conv_stamp = timer_stamp();
+}
+
+/** After work that may have waited on the serial line (a reply, an LVL
+ * line, a full outbox) while the conversion in flight (pz.conv_stamp) held
+ * its sample: the reference moves to that conversion, so the scan's later
+ * stamps count from it however long the wait. A wait over SCAN_RESTART_US
+ * (never in practice: it takes a full outbox and a CFG reply at once) would
+ * leave no reference near enough to both, so that pad is converted again
+ * instead: its sample is taken after the wait. */
+static __attribute__((noinline)) void scan_resync(void) {
+    uint32_t t = pz.ref_us + ((uint16_t)(pz.conv_stamp - pz.ref_tick) >> 1);
+    if ((int32_t)(clock_us() - t) > (int32_t)SCAN_RESTART_US) {
+        ADCSRA = ADCSRA_ON | _BV(ADSC); /* the same pad: ADMUX is unchanged */
+        pz.conv_stamp = timer_stamp();
+        ref_at(pz.conv_stamp);
+        return;
+    }
+    pz.ref_tick = (uint16_t)(pz.conv_stamp & ~1u);
+    pz.ref_us = t;
 }
 
 static void send_hb_lvl(uint32_t now);
 
-/* Per-scan work, one small piece in each sample slot (while the ADC
- * converts the next pad), so that no slot grows long. */
+/** The hit just decided (in pz.decided: static, so the scan loop keeps no
+ * stack frame) to the outbox, which waits for room when full (never in
+ * practice): then the reference moves (scan_resync). Before HELLO (while
+ * the scan period is measured) decisions are made, so the measurement is
+ * honest, but nothing is sent. */
+static __attribute__((noinline)) void send_decided(uint16_t stamp) {
+    send_hit(pz.decided.pad, pz.decided.onset_us, pz.decided.is_slap, pz.decided.peak);
+    pz.conv_stamp = stamp;
+    scan_resync();
+}
 
-static void slot_work(const detect_pad_state_t *s, uint8_t slot, uint32_t now) {
-    detect_hit_t h;
-    /* Before HELLO (while the scan period is measured) the work is done,
-     * so the measurement is honest, but nothing is sent. */
-    if (detect_poll_at(&det, s, slot, now, &h) && said_hello) send_hit(h.pad, h.onset_us, h.is_slap, h.peak);
-    /* One piece of other work per slot; building a line is one step per
-     * scan, so a heartbeat or hit line costs each scan a few microseconds. */
-    /* The checks are inline: a call that finds nothing to do would cost its
-     * slot more than the check. */
-    if (slot == 0) {
-        if ((int32_t)(now - next_hb) >= 0 || streaming) send_hb_lvl(now);
-    } else if (slot == 1) {
-        if (rx_tail != rx_head) rx_service();
-    } else if (slot == 2) {
-        if (save_pos >= 0) save_service();
-    } else if (slot == 3) {
-        if (fmt_step || rec_head != rec_tail || cfg_next != 0xFF) outbox_step();
+/* The rest of a scan's work, one small piece in each of the first slots
+ * (while the ADC converts the next pad), so that no slot grows long: the
+ * heartbeat (and LVL), received commands, EEPROM writes, a step of the
+ * outbox. With fewer than four pads the last slot takes the pieces left. The checks are inline (a call that finds nothing to do would cost
+ * its slot more than the check), the work is not. */
+#define SLOT_OF(piece) ((piece) < PADBOX_PADS ? (piece) : PADBOX_PADS - 1)
+enum { WORK_HB, WORK_RX, WORK_SAVE };
+
+/** Work that may wait on the serial line (now: the time of the slot's
+ * sample), then scan_resync(). */
+static __attribute__((noinline)) void slot_work(uint8_t what, uint32_t now, uint16_t stamp) {
+    pz.conv_stamp = stamp;
+    if (what == WORK_HB) send_hb_lvl(now);
+    else if (what == WORK_RX) rx_service();
+    else save_service();
+    scan_resync();
+}
+
+static uint8_t res_count;
+static uint32_t res_start;
+
+/* The scan period, averaged over 64 scans, rounded up to whole us. */
+static __attribute__((noinline)) void measure_scan(uint32_t now) { /* (the scan loop counts the scans between) */
+    if (res_count == 0) res_start = now;
+    if (++res_count == 65) {
+        scan_res_us = (uint16_t)((now - res_start + 63u) >> 6);
+        res_count = 0;
     }
 }
 
-static void measure_scan(uint32_t now);
+/* While streaming (calibration): levels are the deviation from the pad's
+ * rest point (0 at rest), as thresholds and peaks are. */
+static __attribute__((noinline)) void stream_level(uint8_t pad, uint16_t raw) {
+    uint16_t lv = detect_level(&det, pad, raw);
+    lvl_latest[pad] = lv;
+    if (lv > lvl_peak[pad]) lvl_peak[pad] = lv;
+}
+
+static inline void scan_reload(scan_t &sc) __attribute__((always_inline));
+static inline void scan_reload(scan_t &sc) {
+    sc.stamp = pz.conv_stamp;
+    sc.ref_tick = pz.ref_tick;
+    sc.ref_us = pz.ref_us;
+}
+
+/** One sample slot: wait for pad k's conversion (s: its state), start the
+ * next pad's, and process pad k's sample while that converts. */
+static inline void scan_slot(scan_t &sc, const uint8_t k, detect_pad_state_t *const s) __attribute__((always_inline));
+static inline void scan_slot(scan_t &sc, const uint8_t k, detect_pad_state_t *const s) {
+    /* pad k's sample time, in us after the reference */
+    uint16_t dus = (uint16_t)((uint16_t)(sc.stamp - sc.ref_tick) >> 1);
+    while (ADCSRA & _BV(ADSC)) {}
+    /* ADCL first: it holds the result of the channel still in ADMUX (read,
+     * it locks the result until ADCH is read; the next conversion ends
+     * 13 us later). Then the next conversion starts at once. */
+    uint8_t v_lo = ADCL;
+    ADMUX = ADC_MUX(k + 1u < PADBOX_PADS ? k + 1u : 0u);
+    ADCSRA = ADCSRA_ON | _BV(ADSC);
+    sc.stamp = timer_stamp();
+    uint16_t v = (uint16_t)(v_lo | ((uint16_t)ADCH << 8));
+    /* pad k's time (its low 16 bits are all the fast paths take) */
+    const uint32_t t = sc.ref_us + dus;
+    detect_sample_at(&det, s, k, v, t);
+    if (streaming) stream_level(k, v);
+    tx_service();
+    if (detect_poll_at(&det, s, k, t, &pz.decided) && said_hello) {
+        send_decided(sc.stamp);
+        scan_reload(sc);
+    }
+    if (k == SLOT_OF(0)) {
+        /* (t: pad 1's sample time even if a decision just moved the reference) */
+        if ((int32_t)(t - next_hb) >= 0 || streaming) {
+            slot_work(WORK_HB, t, sc.stamp);
+            scan_reload(sc);
+        }
+    }
+    if (k == SLOT_OF(1)) {
+        if (rx_tail != rx_head) {
+            slot_work(WORK_RX, 0, sc.stamp);
+            scan_reload(sc);
+        }
+    }
+    if (k == SLOT_OF(2)) {
+        if (save_pos >= 0) {
+            slot_work(WORK_SAVE, 0, sc.stamp);
+            scan_reload(sc);
+        }
+    }
+    if (k == SLOT_OF(3)) {
+        if (fmt_step || rec_head != rec_tail || cfg_next != 0xFF) outbox_step(); /* never waits */
+    }
+}
+
+/* The scan's slots written out one a pad (the plain -O2 build: 1900 cycles
+ * a quiet scan against 2260 in a loop), or a loop (the Arduino IDE's -Os
+ * build, where the eight copies would each call detect_sample_at() and
+ * detect_poll_at() out of line: 2590 against 2950). */
+#ifndef SCAN_UNROLLED
+#ifdef __OPTIMIZE_SIZE__
+#define SCAN_UNROLLED 0
+#else
+#define SCAN_UNROLLED 1
+#endif
+#endif
 
 /** Scans of all pads, each sample processed while the next converts, and
  * each scan measured: count of them, or forever (0). One loop rather than a
- * call per scan: its saved registers would cost every scan. */
+ * call per scan: its saved registers would cost every scan. Pad 1's
+ * conversion is in flight on entry and on return. */
 static void scan_pads(uint8_t count) {
+    pz.scans_left = count;
+    scan_t sc;
+    ref_at(pz.conv_stamp);
+    scan_reload(sc);
     for (;;) {
-    for (uint8_t i = 0; i < npads; i++) {
-        while (ADCSRA & _BV(ADSC)) tx_service();
-        /* Read first: the result belongs to the channel still in ADMUX. */
-        uint16_t v = ADC;
-        /* The pad comes from scan_ch, not i: indexing by the loop counter
-         * makes the compiler keep a pointer per array, spilled to the stack. */
-        uint8_t ch = scan_ch;
-        uint32_t t = scan_ch_t;
-        adc_start(ch + 1 < npads ? ch + 1 : 0);
-        detect_pad_state_t *s = &det.st[ch];
-        detect_sample_at(&det, s, ch, v, t);
-        if (streaming) {
-            /* Levels are the deviation from the pad's rest point (0 at rest),
-             * as thresholds and peaks are. */
-            uint16_t lv = detect_level(&det, ch, v);
-            lvl_latest[ch] = lv;
-            if (lv > lvl_peak[ch]) lvl_peak[ch] = lv;
+#if SCAN_UNROLLED
+        /* k constant in each copy: the pad's state and ADMUX are fixed
+         * addresses and values, the slot's pieces of work chosen at build */
+        scan_slot(sc, 0, &det.st[0]);
+        if (PADBOX_PADS > 1) scan_slot(sc, 1, &det.st[1]);
+        if (PADBOX_PADS > 2) scan_slot(sc, 2, &det.st[2]);
+        if (PADBOX_PADS > 3) scan_slot(sc, 3, &det.st[3]);
+        if (PADBOX_PADS > 4) scan_slot(sc, 4, &det.st[4]);
+        if (PADBOX_PADS > 5) scan_slot(sc, 5, &det.st[5]);
+        if (PADBOX_PADS > 6) scan_slot(sc, 6, &det.st[6]);
+        if (PADBOX_PADS > 7) scan_slot(sc, 7, &det.st[7]);
+#else
+        detect_pad_state_t *s = det.st; /* (one pointer walked, not an index) */
+        for (uint8_t k = 0; k < PADBOX_PADS; k++, s++) scan_slot(sc, k, s);
+#endif
+        /* pad 1's next sample time, after the reference */
+        uint16_t dus = (uint16_t)((uint16_t)(sc.stamp - sc.ref_tick) >> 1);
+        if (res_count == 0 || res_count == 64) measure_scan(sc.ref_us + dus);
+        else res_count++;
+        /* A reference over 4 ms old moves to that conversion (from the
+         * 32-bit clock): stamps stay far within its 32.7 ms. */
+        if (dus >= REF_MAX_US) {
+            ref_at(sc.stamp);
+            sc.ref_tick = pz.ref_tick;
+            sc.ref_us = pz.ref_us;
         }
-        tx_service();
-        slot_work(s, ch, t);
+        det.decide_budget = 1; /* one crosstalk decision a scan (~500 cycles each) */
+        if (pz.scans_left && --pz.scans_left == 0) break;
     }
-    measure_scan(scan_ch_t);
-    det.decide_budget = 1; /* one crosstalk decision a scan (~500 cycles each) */
-    if (count && --count == 0) return;
-    }
+    pz.conv_stamp = sc.stamp;
 }
 
 static void buttons_init(void) {
@@ -649,18 +845,6 @@ ISR(PCINT0_vect) { buttons_edge(); }
 ISR(PCINT2_vect, ISR_ALIASOF(PCINT0_vect));
 
 /* ---------------------------------------------------------- main loop */
-
-static uint8_t res_count;
-static uint32_t res_start;
-
-/* The scan period, averaged over 64 scans, rounded up to whole us. */
-static void measure_scan(uint32_t now) {
-    if (res_count == 0) res_start = now;
-    if (++res_count == 65) {
-        scan_res_us = (uint16_t)((now - res_start + 63u) >> 6);
-        res_count = 0;
-    }
-}
 
 static void send_hb_lvl(uint32_t now) {
     if ((int32_t)(now - next_hb) >= 0) {
