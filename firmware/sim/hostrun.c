@@ -6,7 +6,10 @@
  * when a detection change is tried on many rounds (bench_padbox_detection
  * --host); the harness runs the real image and has the last word.
  *
- *   hostrun [--slot-us 16.5] [--jitter-us 2] [--learn-scans 128] [--dump FROM_US TO_US] SCENARIO...
+ *   hostrun [--slot-us 16.5] [--jitter-us 2] [--learn-scans 128] [--dump FROM_US TO_US] [--adclog FILE] SCENARIO...
+ *
+ * --adclog FILE: the samples are taken when the image in simavr took them
+ * (the harness's HARNESS_ADCLOG file), to replay one of its runs here.
  *
  * Prints, per scenario, "FILE <path>" and then one line per hit:
  * "HIT <pad 1-based> <onset us> <S|T> <peak>", in the order the box would
@@ -33,6 +36,7 @@ int main(int argc, char **argv) {
     unsigned learn_scans = 128;
     double dump_from = -1.0, dump_to = -1.0;
     int trace_pad = -1;
+    const char *adclog = NULL;
     int first = 1;
     for (; first < argc && strncmp(argv[first], "--", 2) == 0; first += 2) {
         if (first + 1 >= argc) break;
@@ -40,6 +44,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[first], "--jitter-us")) jitter_us = atof(argv[first + 1]);
         else if (!strcmp(argv[first], "--learn-scans")) learn_scans = (unsigned)atoi(argv[first + 1]);
         else if (!strcmp(argv[first], "--trace")) trace_pad = atoi(argv[first + 1]) - 1;
+        else if (!strcmp(argv[first], "--adclog")) adclog = argv[first + 1];
         else if (!strcmp(argv[first], "--dump") && first + 2 < argc) {
             dump_from = atof(argv[first + 1]);
             dump_to = atof(argv[first + 2]);
@@ -63,6 +68,29 @@ int main(int argc, char **argv) {
         uint32_t rng = 12345u;
         double t = 2000.0; /* the box's set-up before its first scan */
         unsigned scans = 0;
+        if (adclog) { /* the samples at the times the image took them (harness HARNESS_ADCLOG) */
+            FILE *f = fopen(adclog, "r");
+            if (!f) return 1;
+            int ch;
+            double tl;
+            unsigned n = 0;
+            while (fscanf(f, "%d %lf", &ch, &tl) == 2) {
+                uint16_t v = scn_adc(scn_pad_mv(&scn, ch, tl));
+                detect_sample(&det, (uint8_t)ch, v, (uint32_t)tl);
+                if (ch == trace_pad && tl >= dump_from && tl <= dump_to) {
+                    const detect_pad_state_t *st = &det.st[ch];
+                    printf("TRACE %d %u raw %u state %u base %.1f ref %u lvl_a %u lvl_4 %u tick %u flags %u\n", ch + 1,
+                           (unsigned)tl, v, st->state, st->base_q4 / 16.0, st->ref, st->lvl_a, st->lvl_4, st->tick,
+                           st->c.flags);
+                }
+                detect_hit_t h;
+                if (detect_poll_pad(&det, (uint8_t)ch, (uint32_t)tl, &h) && ++n > 0)
+                    printf("HIT %u %u %c %u\n", h.pad + 1u, h.onset_us, h.is_slap ? 'S' : 'T', h.peak);
+                if (ch == 7) det.decide_budget = 1;
+            }
+            fclose(f);
+            continue;
+        }
         while (t < scn.duration_us) {
             for (uint8_t p = 0; p < 8; p++) {
                 uint16_t v = scn_adc(scn_pad_mv(&scn, p, t));
