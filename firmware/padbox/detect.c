@@ -394,6 +394,8 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
     s->ref = 0; /* no new contact is looked for within the first half-wave */
     s->tick_max = 0;
     s->tick_phase = (uint8_t)(pad & (RING_TICK - 1u)); /* the pads' ticks fall in different scans */
+    s->tick = (uint8_t)(1u + s->tick_phase);
+    s->acc = 0; /* (the first tick's window is short: nothing uses it before the first half-wave is over) */
     s->since_lobe = 0;
     s->busy = back; /* SCAN: how far back the rise began, until it is dated */
     uint16_t ring_back = 0;
@@ -540,6 +542,8 @@ OWN_FRAME uint8_t detect_sample_fast(detect_pad_state_t *s, uint16_t raw, uint16
     return 1;
 }
 
+static COLD uint8_t tick_work(detect_pad_state_t *s);
+
 OWN_FRAME uint8_t detect_sample_moving(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
     int16_t base = s->base_q4;
     int16_t e = (int16_t)((int16_t)raw - ((base + 8) >> 4));
@@ -547,21 +551,25 @@ OWN_FRAME uint8_t detect_sample_moving(detect_pad_state_t *s, uint16_t raw, uint
     s->hist_r[at] = raw;
     s->hist_t[at] = t_lo;
     s->hist_at = (uint8_t)((at + 1u) & (DETECT_HIST - 1u));
+    s->acc = (uint16_t)(s->acc + raw);
+    uint8_t ticked = 0;
+    if (--s->tick == 0) ticked = (uint8_t)(1u | tick_work(s)); /* every RING_TICK samples */
+    s->ticked = ticked;
     /* The common sample, nothing new (anything else, before any of it is
-     * done: the slow path, which also takes every RING_TICK-th). */
+     * done: the slow path). */
     uint8_t state = s->state;
     if (state == DETECT_SCAN && (!(s->c.flags & DETECT_C_LOBE) || (int16_t)(t_lo - s->until_lo) >= 0)) return 0;
     uint16_t a = (uint16_t)(e < 0 ? -e : e);
-    if (a > s->lvl_a || s->tick <= 1u) return 0;
+    if (a > s->lvl_a || ticked > 1u) return 0;
+    if (ticked && state == DETECT_RING && s->ref < (uint16_t)(2u * (s->nf + GATE_MARGIN))) return 0; /* back to rest, maybe */
     if (a > s->tick_max) s->tick_max = a;
-    s->base_q4 = (int16_t)(base + (s->slope_q8 >> 4)); /* the rest goes on as it went */
+    if (!ticked || state == DETECT_SCAN) s->base_q4 = (int16_t)(base + (s->slope_q8 >> 4)); /* the rest goes on as it went */
     if (state == DETECT_SCAN) {
         int16_t pd = s->pol < 0 ? (int16_t)-e : e;
         if (pd > (int16_t)s->c.peak) s->c.peak = (uint16_t)pd;
         if (a >= s->thr && s->above < 255u) s->above++;
         if (a > s->env) s->env = a;
     }
-    s->tick--;
     return 1;
 }
 
@@ -615,30 +623,29 @@ COLD void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t 
  * samples' mean (not in a scan: the contact's own push is in it), the
  * 4-sum is looked at, the ringing's level decays. 1: the 4-sum shows a
  * push (a new contact, maybe). */
-static COLD uint8_t ring_tick(detect_pad_state_t *s) {
-    sum_history(s);
+static COLD uint8_t tick_work(detect_pad_state_t *s) {
+    s->sum4 = s->acc; /* (the ticks are RING_TICK = 4 samples apart) */
+    s->sum8 = (uint16_t)(s->acc + s->acc_prev);
+    s->acc_prev = s->acc;
+    s->acc = 0;
     if (s->state != DETECT_SCAN) track_mean(s);
     else s->base_q4 = (int16_t)(s->base_q4 + (s->slope_q8 >> 4)); /* (a scan: the rest goes on as it went) */
     int16_t s4 = dev4(s);
     uint8_t push = s4 > (int16_t)s->lvl_4 || s4 < -(int16_t)s->lvl_4;
     s->since_lobe = (uint8_t)(s->since_lobe > 255u - RING_TICK ? 255u : s->since_lobe + RING_TICK);
     follow_ring(s);
-    return push;
+    return push ? 2u : 0u;
 }
 
 static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, int16_t e, uint16_t raw, uint32_t t_us) {
     uint16_t a = abs16(e);
     uint8_t rise = a > s->lvl_a;
     if (!rise && a > s->tick_max) s->tick_max = a;
-    uint8_t ticked = 0;
-    if (s->state != DETECT_SCAN || (s->c.flags & DETECT_C_LOBE)) {
-        if (--s->tick == 0) {
-            ticked = 1;
-            if (ring_tick(s)) rise = 1;
-        } else {
-            s->base_q4 = (int16_t)(s->base_q4 + (s->slope_q8 >> 4)); /* the rest goes on as it went */
-        }
-    }
+    /* (the fast path counted the tick, and did its work: tracking, the 4-sum, the ringing's level) */
+    uint8_t ticked = s->ticked & 1u;
+    if (s->ticked > 1u && (s->state != DETECT_SCAN || (s->c.flags & DETECT_C_LOBE))) rise = 1;
+    if (!ticked && (s->state != DETECT_SCAN || (s->c.flags & DETECT_C_LOBE)))
+        s->base_q4 = (int16_t)(s->base_q4 + (s->slope_q8 >> 4)); /* the rest goes on as it went */
     if (s->state == DETECT_RING) {
         /* A new contact, masked or not: inside a reported contact's mask it
          * is not reported (unless it is far louder), but other pads'
@@ -687,7 +694,6 @@ static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
             s->ref_shift = REF_SHIFT_SHAKE;
             s->since_lobe = 0;
             set_levels(s);
-            s->tick = (uint8_t)(1u + s->tick_phase);
             rise = 0;
         }
         /* A rise the ringing of this contact's first half-wave cannot
@@ -791,7 +797,6 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
         s->ref = s->env;
         s->ref_shift = REF_SHIFT_SHAKE;
     }
-    if (!(s->c.flags & DETECT_C_LOBE)) s->tick = (uint8_t)(1u + s->tick_phase);
     set_levels(s);
     if (s->above < MIN_SAMPLES) {
         s->c.flags = 0; /* a glitch: it explains nothing */

@@ -130,12 +130,15 @@ typedef struct {
     uint8_t hist_at;         /* where the next sample goes in hist */
     uint8_t nf;              /* noise floor: |d| stays under it at rest, counts */
     uint8_t tick;            /* moving: samples to the next look after the ringing's level */
+    uint8_t ticked;          /* moving: this sample was a tick's (1), and the 4-sum showed a push (3) */
     uint8_t learn;           /* samples still to learn the rest from (after detect_init): no contact yet */
     uint8_t tick_phase;      /* which of the ticks' four scans this pad's fall in */
     int16_t base_q4;         /* predicted rest for the next sample, counts x 16 (-1: no sample yet) */
     int16_t slope_q8;        /* rest's change per sample, counts x 256 */
-    uint16_t sum8;           /* moving: the sum of hist_r (the last DETECT_HIST samples) */
-    uint16_t sum4;           /* moving: the sum of the newest four */
+    uint16_t sum8;           /* the sum of the last eight samples (at a tick: the two last ticks' acc) */
+    uint16_t sum4;           /* the sum of the newest four (at a tick: the last tick's acc) */
+    uint16_t acc;            /* moving: the samples since the last tick, summed */
+    uint16_t acc_prev;       /* moving: and over the tick before */
     uint16_t lvl_a;          /* moving: |d| past this may be a new contact (the slow path looks) */
     uint16_t lvl_4;          /* moving: |the 4-sum's deviation| past this may be one too */
     uint16_t thr;            /* the pad's start threshold (a copy for the fast path) */
