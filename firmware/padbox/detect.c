@@ -220,12 +220,12 @@ static int16_t dev4(const detect_pad_state_t *s) {
     return (int16_t)((int16_t)s->sum4 - ((mid + 2) >> 2));
 }
 
-/* dt * num / den for 0 <= num < den (to 1/64 of dt, by halving: no
- * division in the firmware's per-contact paths, ~30 instructions). */
+/* dt * num / den for 0 <= num < den (to 1/32 of dt, by halving: no
+ * division in the firmware's per-contact paths). */
 static uint16_t scale_by_ratio(uint16_t dt, uint16_t num, uint16_t den) {
     uint16_t out = 0, part = dt;
     uint32_t n = num, dd = den;
-    for (uint8_t k = 0; k < 6u; k++) {
+    for (uint8_t k = 0; k < 5u; k++) {
         part >>= 1;
         n <<= 1;
         if (n >= dd) {
@@ -464,7 +464,10 @@ static ALWAYS_INLINE void set_levels(detect_pad_state_t *s) {
 #define RING_FOLLOW_UP 1
 #endif
 static ALWAYS_INLINE void follow_ring(detect_pad_state_t *s) {
-    s->ref = (uint16_t)(s->ref - (s->ref >> (s->ref_shift - 2u)) - (s->ref ? 1u : 0u));
+    uint16_t ref = s->ref;
+    /* (two constant shifts rather than a variable one: a loop on the AVR) */
+    uint16_t down = s->ref_shift == REF_SHIFT_OWN ? (uint16_t)(ref >> (REF_SHIFT_OWN - 2)) : (uint16_t)(ref >> (REF_SHIFT_SHAKE - 2));
+    s->ref = (uint16_t)(ref - down - (ref ? 1u : 0u));
 #if RING_FOLLOW_UP
     /* (and up to the ringing's crests: some discs ring longer than any decay
      * a shake's could be given; a new contact rises faster than this) */
@@ -674,11 +677,11 @@ static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
         if (!(s->c.flags & DETECT_C_LOBE) && pd <= lobe_end) {
             /* Back (nearly) through rest: the first half-wave is over, where
              * the line from the last sample to this one crossed the level (to
-             * an eighth of the gap: no division in the sample's path). */
+             * a quarter of the gap: no division in the sample's path). */
             uint16_t dt = (uint16_t)((uint16_t)t_us - s->last_t), part = 0;
             if (s->last_pd > lobe_end) {
                 uint16_t above = (uint16_t)(s->last_pd - lobe_end), fall = (uint16_t)(s->last_pd - pd);
-                for (uint8_t k = 1; k < 8u && (uint32_t)above * 8u > (uint32_t)fall * k; k++) part = (uint16_t)(part + (dt >> 3));
+                for (uint8_t k = 1; k < 4u && above * 4u > fall * k; k++) part = (uint16_t)(part + (dt >> 2));
             }
             uint32_t tz = t_us - dt + part;
             int32_t lobe = since(tz, s->c.onset_us);
