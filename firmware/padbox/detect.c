@@ -155,6 +155,7 @@ void detect_init(detect_t *d, uint8_t npads) {
         d->st[i].mask_end_us = 0;
     }
     d->decide_budget = 0xFFu;
+    d->fit_budget = 0xFFu;
     detect_settings_changed(d);
 }
 
@@ -240,28 +241,29 @@ static uint16_t scale_by_ratio(uint16_t dt, uint16_t num, uint16_t den) {
  * the newest: along the line through the rise's first two samples to rest,
  * never before the last sample before the rise. 0: not yet (the rise's
  * second sample is still to come). */
+/* How far before the rise's first sample (deviation e1, the one before it
+ * e0, the one after e2, turned the contact's way) the contact began: along
+ * the line through e1 and e2 (dt apart) back to rest, or to where the pad
+ * already was its way, never before the sample before (gap back). */
+static uint16_t back_date_us(int16_t e0, int16_t e1, int16_t e2, uint16_t gap, uint16_t dt) {
+    if (e0 < 0) e0 = 0;
+    if (e1 <= e0) return 0;
+    if (e2 <= e1) return gap >> 1; /* peaked (or clipped) at once: within the gap */
+    uint16_t up = (uint16_t)(e1 - e0), rise = (uint16_t)(e2 - e1);
+    uint16_t b = up >= rise ? dt : scale_by_ratio(dt, up, rise);
+    return b > gap ? gap : b;
+}
+
 static uint8_t date_onset(detect_pad_state_t *s, uint8_t back) {
     uint8_t first = s->hist_at;
     for (uint8_t k = 0; k <= back; k++) first = prev_i(first);
     if (back == 0) return 0;
     uint8_t before = prev_i(first), second = (uint8_t)((first + 1u) % DETECT_HIST);
     int16_t e1 = (int16_t)(s->pol * dev_at(s, first)), e2 = (int16_t)(s->pol * dev_at(s, second));
-    uint16_t t1 = s->hist_t[first], t0 = s->hist_t[before], t2 = s->hist_t[second];
     int16_t e0 = (int16_t)(s->pol * dev_at(s, before));
-    uint16_t gap = (uint16_t)(t1 - t0), back_us;
-    if (e0 < 0) e0 = 0; /* extrapolate to rest, or to where the pad already was its way */
-    if (e2 > e1 && e1 > e0) {
-        /* back along the line: (e1 - e0) / (e2 - e1) of the next gap, at most this one */
-        uint16_t up = (uint16_t)(e1 - e0), step = (uint16_t)(e2 - e1), dt = (uint16_t)(t2 - t1);
-        back_us = up >= step ? dt : scale_by_ratio(dt, up, step);
-        if (back_us > gap) back_us = gap;
-    } else if (e1 <= e0) {
-        back_us = 0;
-    } else {
-        back_us = gap >> 1; /* peaked (or clipped) at once: within the gap */
-    }
+    uint16_t t1 = s->hist_t[first];
     /* onset_us holds the first sample's full time (start_contact). */
-    s->c.onset_us -= back_us;
+    s->c.onset_us -= back_date_us(e0, e1, e2, (uint16_t)(t1 - s->hist_t[before]), (uint16_t)(s->hist_t[second] - t1));
     s->c.flags |= DETECT_C_DATED;
     return 1;
 }
@@ -282,16 +284,19 @@ static uint8_t ringing_rise(const detect_pad_state_t *s, const int16_t *d, uint1
     for (uint8_t k = 0; k < DETECT_HIST; k++)
         if (d[k] >= RAIL_DEV - 3 || d[k] <= -(RAIL_DEV - 3)) return 0xFFu; /* clipped: no linear fit */
     for (uint8_t m = 5; m >= 4; m--) { /* the contact began at sample m or later */
-        int32_t num = 0, den = 0;
+        /* (16 x 16-bit products only: the AVR's hardware multiply) */
+        int32_t s1 = 0, s2 = 0, den = 0;
         int16_t amp = 0;
         for (uint8_t k = 0; k < m; k++) {
             int16_t v = d[k] < 0 ? (int16_t)-d[k] : d[k];
             if (v > amp) amp = v;
             if (k >= 2u) {
-                num += ((int32_t)d[k] * 256 + (int32_t)RING_R2_Q8 * d[k - 2]) * d[k - 1];
+                s1 += (int32_t)d[k] * d[k - 1];
+                s2 += (int32_t)d[k - 2] * d[k - 1];
                 den += (int32_t)d[k - 1] * d[k - 1];
             }
         }
+        int32_t num = s1 * 256 + s2 * RING_R2_Q8;
         if (amp < (int16_t)(2u * gate(s)) || den == 0) return 0xFFu; /* hardly ringing: the walk back does */
         /* a1 = num / den (x 256), with both scaled to 16 bits first (a
          * 16-bit division: the fit needs two significant digits) */
@@ -300,23 +305,23 @@ static uint8_t ringing_rise(const detect_pad_state_t *s, const int16_t *d, uint1
             den >>= 1;
         }
         if (den == 0) return 0xFFu;
-        int32_t a1 = (int16_t)((int16_t)num / (int16_t)den);
+        int16_t a1 = (int16_t)((int16_t)num / (int16_t)den);
         if (a1 > 512) a1 = 512;
         if (a1 < -512) a1 = -512;
         int32_t err = 0;
         for (uint8_t k = 2; k < m; k++) {
-            int32_t r = (int32_t)d[k] * 256 - a1 * d[k - 1] + (int32_t)RING_R2_Q8 * d[k - 2];
+            int32_t r = (int32_t)d[k] * 256 - (int32_t)a1 * d[k - 1] + (int32_t)RING_R2_Q8 * d[k - 2];
             if (r < 0) r = -r;
             if (r > err) err = r;
         }
         if ((err >> 8) > (amp >> 2) + (int16_t)gate(s)) return 0xFFu; /* not one ringing */
         /* The ringing carried on, and what is left of the newest samples:
          * the first sample of the rise is the first where that is clear. */
-        int32_t g1 = d[m - 2], g2 = d[m - 1];
+        int16_t g1 = d[m - 2], g2 = d[m - 1];
         int16_t lo = (int16_t)((amp >> 2) + gate(s)), p_first = 0;
         uint8_t first = 0xFFu;
         for (uint8_t k = m; k < DETECT_HIST; k++) {
-            int32_t g = (a1 * g2 - (int32_t)RING_R2_Q8 * g1) >> 8;
+            int16_t g = (int16_t)(((int32_t)a1 * g2 - (int32_t)RING_R2_Q8 * g1) >> 8);
             int16_t p = (int16_t)(d[k] - g);
             g1 = g2;
             g2 = g;
@@ -366,7 +371,20 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
      * was already moving (a ringing, a neighbour's shake). */
     int16_t lo = (int16_t)gate(s), step = (int16_t)(RISE_STEP + (s->nf >> 2));
     int16_t dv[DETECT_HIST]; /* oldest first: dv[DETECT_HIST - 1] is this sample */
-    history_devs(s, pol, dv);
+    uint8_t moving = s->state != DETECT_REST;
+    if (moving) {
+        history_devs(s, pol, dv); /* (all of it: the ringing is fitted on it) */
+    } else { /* only as far back as the walk goes (a few samples, from the rest then) */
+        int16_t b = s->base_q4, st = (int16_t)(s->slope_q8 >> 4);
+        uint8_t i = s->hist_at;
+        for (uint8_t k = DETECT_HIST; k-- > 0;) {
+            i = (uint8_t)((i - 1u) & (DETECT_HIST - 1u));
+            b = (int16_t)(b - st);
+            int16_t v = (int16_t)((int16_t)s->hist_r[i] - ((b + 8) >> 4));
+            dv[k] = pol < 0 ? (int16_t)-v : v;
+            if (k < DETECT_HIST - 2u && (dv[k + 1] <= lo || k < DETECT_HIST - 6u)) break;
+        }
+    }
     uint8_t k = DETECT_HIST - 1u, back = 0;
     while (back < DETECT_HIST - 3u) {
         int16_t vj = dv[k], v = dv[k - 1];
@@ -399,13 +417,20 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
     s->since_lobe = 0;
     s->busy = back; /* SCAN: how far back the rise began, until it is dated */
     uint16_t ring_back = 0;
-    uint8_t rb = (RING_DATING && !(s->c.flags & DETECT_C_CLEAN)) ? ringing_rise(s, dv, &ring_back) : 0xFFu;
+    uint8_t rb = 0xFFu;
+    if (RING_DATING && moving && d->fit_budget) {
+        if (d->fit_budget != 0xFFu) d->fit_budget--;
+        rb = ringing_rise(s, dv, &ring_back);
+    }
     if (rb != 0xFFu) {
         s->c.onset_us = t_us - (uint16_t)((uint16_t)t_us - s->hist_t[(s->hist_at + DETECT_HIST - 1u - rb) & (DETECT_HIST - 1u)]) - ring_back;
         s->c.flags |= DETECT_C_DATED;
         back = rb;
-    } else if (back) {
-        date_onset(s, back);
+    } else if (back) { /* the line through the rise's first two samples (k, k + 1), from the one before */
+        uint16_t t1 = s->hist_t[j];
+        s->c.onset_us -= back_date_us(dv[k - 1], dv[k], dv[k + 1], (uint16_t)(t1 - s->hist_t[prev_i(j)]),
+                                      (uint16_t)(s->hist_t[(j + 1u) & (DETECT_HIST - 1u)] - t1));
+        s->c.flags |= DETECT_C_DATED;
     }
     s->until_lo = (uint16_t)(s->c.onset_us + d->pad[pad].scan_us);
     s->thr = rest_threshold(d, s, pad);
@@ -561,8 +586,24 @@ OWN_FRAME uint8_t detect_sample_moving(detect_pad_state_t *s, uint16_t raw, uint
     /* The common sample, nothing new (anything else, before any of it is
      * done: the slow path). */
     uint8_t state = s->state;
-    if (state == DETECT_SCAN && (!(s->c.flags & DETECT_C_LOBE) || (int16_t)(t_lo - s->until_lo) >= 0)) return 0;
     uint16_t a = (uint16_t)(e < 0 ? -e : e);
+    if (state == DETECT_SCAN) {
+        if ((int16_t)(t_lo - s->until_lo) >= 0) return 0; /* the scan's end */
+        uint8_t flags = s->c.flags;
+        if (!(flags & DETECT_C_LOBE)) { /* within the first half-wave */
+            int16_t pd = s->pol < 0 ? (int16_t)-e : e;
+            if (!(flags & DETECT_C_DATED) || pd <= (int16_t)(s->c.peak >> LOBE_END_SHIFT) || ticked > 1u) return 0;
+            s->base_q4 = (int16_t)(base + (s->slope_q8 >> 4)); /* the rest goes on as it went */
+            if (raw <= DETECT_CLIP_LO || raw >= DETECT_CLIP_HI)
+                s->c.clipped_us = (uint16_t)(s->c.clipped_us + (uint16_t)(t_lo - s->last_t));
+            if (pd > (int16_t)s->c.peak) s->c.peak = (uint16_t)pd;
+            if (a >= s->thr && s->above < 255u) s->above++;
+            if (a > s->env) s->env = a;
+            s->last_pd = pd;
+            s->last_t = t_lo;
+            return 1;
+        }
+    }
     if (a > s->lvl_a || ticked > 1u) return 0;
     if (ticked && state == DETECT_RING && s->ref < (uint16_t)(2u * (s->nf + GATE_MARGIN))) return 0; /* back to rest, maybe */
     if (a > s->tick_max) s->tick_max = a;

@@ -174,6 +174,9 @@ typedef struct {
     uint16_t thr[DETECT_MAX_PADS]; /* start threshold of each pad (cached) */
     uint16_t dropped_xtalk;        /* contacts dropped as crosstalk since init */
     uint16_t dropped_glitch;       /* contacts dropped as too short (glitches) */
+    uint8_t fit_budget;            /* ringing fits still allowed now (0xFF: no limit); the
+                                      firmware allows one a scan (~1500 cycles each): past
+                                      it, a contact on a ringing pad is dated by the walk back */
     uint8_t decide_budget;         /* decisions still allowed now (0xFF: no limit); the
                                       firmware allows one a scan */
 } detect_t;
