@@ -154,12 +154,23 @@ void detect_init(detect_t *d, uint8_t npads) {
         d->st[i].learn = LEARN_SAMPLES;
         d->st[i].mask_end_us = 0;
     }
-    d->decide_budget = 0xFFu;
-    d->fit_budget = 0xFFu;
+    d->work = 0xFFu;
     detect_settings_changed(d);
 }
 
 static uint16_t gate(const detect_pad_state_t *s) { return (uint16_t)(s->nf + GATE_MARGIN); }
+
+/* A unit of the scan's budget for heavy work (a contact's start, a
+ * ringing fit, a crosstalk look or decision): 1 if there is one (taken).
+ * Without, the work waits for the pad's next sample: the walk back still
+ * finds the start of the rise in the history, a decision comes a scan
+ * later, so no scan grows long when many pads are busy at once. */
+static uint8_t take_work(detect_t *d) {
+    if (d->work == 0) return 0;
+    if (d->work != 0xFFu) d->work--;
+    return 1;
+}
+
 
 /* What a contact must reach at rest: the pad's threshold, or three gates on a noisy pad. */
 static uint16_t rest_threshold(const detect_t *d, const detect_pad_state_t *s, uint8_t pad) {
@@ -418,10 +429,7 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
     s->busy = back; /* SCAN: how far back the rise began, until it is dated */
     uint16_t ring_back = 0;
     uint8_t rb = 0xFFu;
-    if (RING_DATING && moving && d->fit_budget) {
-        if (d->fit_budget != 0xFFu) d->fit_budget--;
-        rb = ringing_rise(s, dv, &ring_back);
-    }
+    if (RING_DATING && moving && take_work(d)) rb = ringing_rise(s, dv, &ring_back);
     if (rb != 0xFFu) {
         s->c.onset_us = t_us - (uint16_t)((uint16_t)t_us - s->hist_t[(s->hist_at + DETECT_HIST - 1u - rb) & (DETECT_HIST - 1u)]) - ring_back;
         s->c.flags |= DETECT_C_DATED;
@@ -505,6 +513,7 @@ static ALWAYS_INLINE void follow_ring(detect_pad_state_t *s) {
 }
 
 static uint8_t crosstalk_source(const detect_t *d, uint8_t pad);
+
 /* Table vibration: a first half-wave over within DETECT_XT_LOBE_US (at 130
  * us a sample; the half-wave is measured to about a sample, so a slower
  * scan allows as much more). */
@@ -633,6 +642,10 @@ static COLD void rest_slow(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint
         return;
     }
     if (a >= rest_threshold(d, s, pad)) {
+        if (!take_work(d)) { /* next sample: the rest goes on as it went meanwhile */
+            s->base_q4 = (int16_t)(s->base_q4 + (s->slope_q8 >> 4));
+            return;
+        }
         sum_history(s);
         start_contact(d, s, pad, e, raw, t_us);
         return;
@@ -694,7 +707,7 @@ static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
         /* A new contact, masked or not: inside a reported contact's mask it
          * is not reported (unless it is far louder), but other pads'
          * contacts may still be its shake. */
-        if (rise) {
+        if (rise && take_work(d)) {
             start_contact(d, s, pad, e, raw, t_us);
             return;
         }
@@ -744,7 +757,7 @@ static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
          * explain: a slap on a pad a neighbour had just shaken. If what came
          * so far could be that shake, this is where the player's contact
          * starts (judged on the contact before this sample). */
-        if (rise) {
+        if (rise && take_work(d)) {
             uint8_t src = crosstalk_source(d, pad);
             if (src != 0xFFu) {
                 s->xt_pad = src;
@@ -834,8 +847,7 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
     if (pad >= d->npads) return 0;
     detect_pad_state_t *s = &d->st[pad];
     if (s->state != DETECT_PENDING || (int16_t)((uint16_t)now_us - s->until_lo) < 0) return 0;
-    if (d->decide_budget == 0) return 0; /* a later scan decides it: the onset stays what it is */
-    if (d->decide_budget != 0xFFu) d->decide_budget--;
+    if (!take_work(d)) return 0; /* a later scan decides it: the onset stays what it is */
     s->state = DETECT_RING;
     if (!(s->c.flags & DETECT_C_LOBE) || s->ref < s->env) { /* a push longer than the scan */
         s->ref = s->env;

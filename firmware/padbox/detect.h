@@ -80,6 +80,8 @@ extern "C" {
 #ifndef DETECT_XT_MIN_DELAY_US
 #define DETECT_XT_MIN_DELAY_US 0u
 #endif
+/* Units of heavy work a scan (detect_t.work, set by the caller each scan). */
+#define DETECT_WORK_PER_SCAN 2u
 /* Samples at or beyond these raw readings are at the rails (clipped). */
 #define DETECT_CLIP_LO 2u
 #define DETECT_CLIP_HI 1021u
@@ -174,11 +176,10 @@ typedef struct {
     uint16_t thr[DETECT_MAX_PADS]; /* start threshold of each pad (cached) */
     uint16_t dropped_xtalk;        /* contacts dropped as crosstalk since init */
     uint16_t dropped_glitch;       /* contacts dropped as too short (glitches) */
-    uint8_t fit_budget;            /* ringing fits still allowed now (0xFF: no limit); the
-                                      firmware allows one a scan (~1500 cycles each): past
-                                      it, a contact on a ringing pad is dated by the walk back */
-    uint8_t decide_budget;         /* decisions still allowed now (0xFF: no limit); the
-                                      firmware allows one a scan */
+    uint8_t work;                  /* units of heavy work still allowed now (0xFF: no limit):
+                                      a contact's start, a ringing fit, a look for a
+                                      shake's source, a decision; the firmware allows
+                                      DETECT_WORK_PER_SCAN a scan */
 } detect_t;
 
 /** The factory settings of one pad. */

@@ -792,8 +792,7 @@ static void scan_pads(uint8_t count) {
             sc.ref_tick = pz.ref_tick;
             sc.ref_us = pz.ref_us;
         }
-        det.decide_budget = 1; /* one crosstalk decision a scan (~500 cycles each) */
-        det.fit_budget = 1;    /* and one ringing fit (~1500) */
+        det.work = DETECT_WORK_PER_SCAN; /* heavy work: a few hundred cycles a unit */
         if (pz.scans_left && --pz.scans_left == 0) break;
     }
     pz.conv_stamp = sc.stamp;

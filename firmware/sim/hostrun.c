@@ -86,7 +86,7 @@ int main(int argc, char **argv) {
                 detect_hit_t h;
                 if (detect_poll_pad(&det, (uint8_t)ch, (uint32_t)tl, &h) && ++n > 0)
                     printf("HIT %u %u %c %u\n", h.pad + 1u, h.onset_us, h.is_slap ? 'S' : 'T', h.peak);
-                if (ch == 7) det.decide_budget = det.fit_budget = 1;
+                if (ch == 7) det.work = DETECT_WORK_PER_SCAN;
             }
             fclose(f);
             continue;
@@ -114,7 +114,7 @@ int main(int argc, char **argv) {
                 rng ^= rng << 5;
                 t += slot_us + jitter_us * ((double)(rng & 0xFFFF) / 65535.0);
             }
-            det.decide_budget = det.fit_budget = 1;
+            det.work = DETECT_WORK_PER_SCAN;
             scans++;
         }
     }
