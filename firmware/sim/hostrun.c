@@ -79,9 +79,9 @@ int main(int argc, char **argv) {
                 detect_sample(&det, (uint8_t)ch, v, (uint32_t)tl);
                 if (ch == trace_pad && tl >= dump_from && tl <= dump_to) {
                     const detect_pad_state_t *st = &det.st[ch];
-                    printf("TRACE %d %u raw %u state %u base %.1f ref %u lvl_a %u lvl_4 %u tick %u flags %u\n", ch + 1,
-                           (unsigned)tl, v, st->state, st->base_q4 / 16.0, st->ref, st->lvl_a, st->lvl_4, st->tick,
-                           st->c.flags);
+                    printf("TRACE %d %u raw %u e %d state %u base %.1f ref %u lvl_a %u tick %u flags %u peak %u lobe %u\n",
+                           ch + 1, (unsigned)tl, v, (int)v - (st->base_q4 + 8) / 16, st->state, st->base_q4 / 16.0, st->ref,
+                           st->lvl_a, st->tick, st->c.flags, st->c.peak, st->c.lobe_us);
                 }
                 detect_hit_t h;
                 if (detect_poll_pad(&det, (uint8_t)ch, (uint32_t)tl, &h) && ++n > 0)
