@@ -422,8 +422,11 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
     s->env = abs16(e);
     s->ref = 0; /* no new contact is looked for within the first half-wave */
     s->tick_max = 0;
-    s->tick_phase = (uint8_t)(pad & (RING_TICK - 1u)); /* the pads' ticks fall in different scans */
-    s->tick = (uint8_t)(1u + s->tick_phase);
+    /* The pads' ticks fall in different scans, pad p's in the scans s with
+     * s = p (mod RING_TICK): two of eight pads a scan, however their
+     * contacts began. */
+    s->tick = (uint8_t)((pad - d->scan) & (RING_TICK - 1u));
+    if (s->tick == 0) s->tick = RING_TICK;
     s->acc = 0; /* (the first tick's window is short: nothing uses it before the first half-wave is over) */
     s->since_lobe = 0;
     s->busy = back; /* SCAN: how far back the rise began, until it is dated */

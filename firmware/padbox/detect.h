@@ -134,7 +134,6 @@ typedef struct {
     uint8_t tick;            /* moving: samples to the next look after the ringing's level */
     uint8_t ticked;          /* moving: this sample was a tick's (1), and the 4-sum showed a push (3) */
     uint8_t learn;           /* samples still to learn the rest from (after detect_init): no contact yet */
-    uint8_t tick_phase;      /* which of the ticks' four scans this pad's fall in */
     int16_t base_q4;         /* predicted rest for the next sample, counts x 16 (-1: no sample yet) */
     int16_t slope_q8;        /* rest's change per sample, counts x 256 */
     uint16_t sum8;           /* the sum of the last eight samples (at a tick: the two last ticks' acc) */
@@ -176,6 +175,7 @@ typedef struct {
     uint16_t thr[DETECT_MAX_PADS]; /* start threshold of each pad (cached) */
     uint16_t dropped_xtalk;        /* contacts dropped as crosstalk since init */
     uint16_t dropped_glitch;       /* contacts dropped as too short (glitches) */
+    uint8_t scan;                  /* scans so far (mod 256: counted at pad 0's sample) */
     uint8_t work;                  /* units of heavy work still allowed now (0xFF: no limit):
                                       a contact's start, a ringing fit, a look for a
                                       shake's source, a decision; the firmware allows
@@ -213,6 +213,7 @@ void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, 
 /** Feed one raw ADC sample (0..1023) of pad (s == &d->st[pad], pad < d->npads),
  * taken at device time t_us. */
 static inline void detect_sample_at(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, uint32_t t_us) {
+    if (pad == 0) d->scan++; /* (a new scan: the moving pads' ticks are spread over them) */
     uint8_t done = s->state == DETECT_REST ? detect_sample_fast(s, raw, (uint16_t)t_us)
                                            : detect_sample_moving(s, raw, (uint16_t)t_us);
     if (!done) detect_step(d, s, pad, raw, t_us);
