@@ -478,6 +478,8 @@ def main(argv: list[str] | None = None) -> Report:
     ap.add_argument("--host", action="store_true",
                     help="run the detection core on the host (firmware/sim/hostrun.c: fast, an approximate "
                          "schedule of samples, no scan figures) instead of the image in simavr")
+    ap.add_argument("--slot-us", type=float, default=None,
+                    help="with --host: microseconds a sample slot (hostrun's default 16.5, plus up to 2 of jitter)")
     args = ap.parse_args(argv or [])
     quick = args.quick or is_quick()
     rounds = args.rounds or (QUICK_ROUNDS if quick else DEFAULT_ROUNDS)
@@ -501,7 +503,8 @@ def main(argv: list[str] | None = None) -> Report:
             fws = [Firmware("host", "working tree firmware/padbox/detect.c on the host", None, "biased")]
             names = [str(scn_dir / f"{sf.name}.scn") for sf in order]
             chunks = [names[i::max(1, args.jobs) * 4] for i in range(max(1, args.jobs) * 4)]
-            host_tasks = [("host", str(binary), c) for c in chunks if c]
+            slot = ["--slot-us", str(args.slot_us)] if args.slot_us else []
+            host_tasks = [("host", str(binary), [*slot, *c]) for c in chunks if c]
         else:
             fws = _build(tmp, baseline=not args.no_baseline)
         built = time.perf_counter()

@@ -38,6 +38,8 @@
  * its gate before the slow path looks (the threshold's copy in the pad's
  * state says where "just" ends). */
 #define REST_COAST 4u
+/* busy at rest: a contact's start was put off (no work left in the scan). */
+#define DEFERRED 0x80u
 /* The gate: a sample within nf + GATE_MARGIN of the rest is quiet. */
 #define GATE_MARGIN 4
 /* A contact needs this many samples at or above the threshold; fewer is an
@@ -397,12 +399,15 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
         }
     }
     uint8_t k = DETECT_HIST - 1u, back = 0;
+    /* A start put off for want of work (at the sample before this one):
+     * that sample is in the rise, however much steeper this one is. */
+    uint8_t deferred = !moving && s->busy == DEFERRED;
     while (back < DETECT_HIST - 3u) {
         int16_t vj = dv[k], v = dv[k - 1];
         int16_t rise = (int16_t)(vj - v);
         if (v <= lo || rise < step) break;
         int16_t before = (int16_t)(v - dv[k - 2]);
-        if (rise > 2 * (before > 0 ? before : 0) + step) break; /* a knee at k */
+        if (!(deferred && back == 0) && rise > 2 * (before > 0 ? before : 0) + step) break; /* a knee at k */
         k--;
         back++;
     }
@@ -520,12 +525,8 @@ static uint8_t crosstalk_source(const detect_t *d, uint8_t pad);
 /* Table vibration: a first half-wave over within DETECT_XT_LOBE_US (at 130
  * us a sample; the half-wave is measured to about a sample, so a slower
  * scan allows as much more). */
-static uint16_t sample_us(const detect_pad_state_t *s) {
-    uint8_t n = newest_i(s);
-    return (uint16_t)(s->hist_t[n] - s->hist_t[prev_i(n)]);
-}
 static uint8_t sharp_on(const detect_pad_state_t *s, const detect_contact_t *c) {
-    uint16_t dt = sample_us(s), limit = DETECT_XT_LOBE_US;
+    uint16_t dt = s->lobe_gap, limit = DETECT_XT_LOBE_US;
     if (dt > 130u && dt < 1000u) limit = (uint16_t)(limit + dt - 130u);
     return (c->flags & DETECT_C_LOBE) && c->lobe_us <= limit;
 }
@@ -582,50 +583,56 @@ OWN_FRAME uint8_t detect_sample_fast(detect_pad_state_t *s, uint16_t raw, uint16
     return 1;
 }
 
-static COLD uint8_t tick_work(detect_pad_state_t *s);
+/* (detect_sample_at() counted the tick and did its work before these: no
+ * call in them, and each of the few values a state needs, so few saved
+ * registers) */
 
-OWN_FRAME uint8_t detect_sample_moving(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
+OWN_FRAME uint8_t detect_sample_ringing(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
+    uint8_t ticked = s->ticked;
     int16_t base = s->base_q4;
     int16_t e = (int16_t)((int16_t)raw - ((base + 8) >> 4));
     uint8_t at = s->hist_at;
     s->hist_r[at] = raw;
     s->hist_t[at] = t_lo;
     s->hist_at = (uint8_t)((at + 1u) & (DETECT_HIST - 1u));
-    s->acc = (uint16_t)(s->acc + raw);
-    uint8_t ticked = 0;
-    if (--s->tick == 0) ticked = (uint8_t)(1u | tick_work(s)); /* every RING_TICK samples */
-    s->ticked = ticked;
     /* The common sample, nothing new (anything else, before any of it is
      * done: the slow path). */
-    uint8_t state = s->state;
     uint16_t a = (uint16_t)(e < 0 ? -e : e);
-    if (state == DETECT_SCAN) {
-        if ((int16_t)(t_lo - s->until_lo) >= 0) return 0; /* the scan's end */
-        uint8_t flags = s->c.flags;
-        if (!(flags & DETECT_C_LOBE)) { /* within the first half-wave */
-            int16_t pd = s->pol < 0 ? (int16_t)-e : e;
-            if (!(flags & DETECT_C_DATED) || pd <= (int16_t)(s->c.peak >> LOBE_END_SHIFT) || ticked > 1u) return 0;
-            s->base_q4 = (int16_t)(base + (s->slope_q8 >> 4)); /* the rest goes on as it went */
-            if (raw <= DETECT_CLIP_LO || raw >= DETECT_CLIP_HI)
-                s->c.clipped_us = (uint16_t)(s->c.clipped_us + (uint16_t)(t_lo - s->last_t));
-            if (pd > (int16_t)s->c.peak) s->c.peak = (uint16_t)pd;
-            if (a >= s->thr && s->above < 255u) s->above++;
-            if (a > s->env) s->env = a;
-            s->last_pd = pd;
-            s->last_t = t_lo;
-            return 1;
-        }
-    }
     if (a > s->lvl_a || ticked > 1u) return 0;
-    if (ticked && state == DETECT_RING && s->ref < (uint16_t)(2u * (s->nf + GATE_MARGIN))) return 0; /* back to rest, maybe */
-    if (a > s->tick_max) s->tick_max = a;
-    if (!ticked || state == DETECT_SCAN) s->base_q4 = (int16_t)(base + (s->slope_q8 >> 4)); /* the rest goes on as it went */
-    if (state == DETECT_SCAN) {
-        int16_t pd = s->pol < 0 ? (int16_t)-e : e;
-        if (pd > (int16_t)s->c.peak) s->c.peak = (uint16_t)pd;
-        if (a >= s->thr && s->above < 255u) s->above++;
-        if (a > s->env) s->env = a;
+    if (ticked) {
+        if (s->state == DETECT_RING && s->ref < (uint16_t)(2u * (s->nf + GATE_MARGIN))) return 0; /* back to rest, maybe */
+    } else {
+        s->base_q4 = (int16_t)(base + (s->slope_q8 >> 4)); /* the rest goes on as it went */
     }
+    if (a > s->tick_max) s->tick_max = a;
+    return 1;
+}
+
+OWN_FRAME uint8_t detect_sample_scan(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
+    int16_t base = s->base_q4;
+    int16_t e = (int16_t)((int16_t)raw - ((base + 8) >> 4));
+    uint8_t at = s->hist_at;
+    s->hist_r[at] = raw;
+    s->hist_t[at] = t_lo;
+    s->hist_at = (uint8_t)((at + 1u) & (DETECT_HIST - 1u));
+    if ((int16_t)(t_lo - s->until_lo) >= 0) return 0; /* the scan's end */
+    uint16_t a = (uint16_t)(e < 0 ? -e : e);
+    int16_t pd = s->pol < 0 ? (int16_t)-e : e;
+    uint8_t flags = s->c.flags;
+    if (!(flags & DETECT_C_LOBE)) { /* within the first half-wave */
+        if (!(flags & DETECT_C_DATED) || pd <= (int16_t)(s->c.peak >> LOBE_END_SHIFT)) return 0;
+        if (raw <= DETECT_CLIP_LO || raw >= DETECT_CLIP_HI)
+            s->c.clipped_us = (uint16_t)(s->c.clipped_us + (uint16_t)(t_lo - s->last_t));
+        s->last_pd = pd;
+        s->last_t = t_lo;
+    } else {
+        if (a > s->lvl_a || s->ticked > 1u) return 0;
+        if (a > s->tick_max) s->tick_max = a;
+    }
+    s->base_q4 = (int16_t)(base + (s->slope_q8 >> 4)); /* the rest goes on as it went */
+    if (pd > (int16_t)s->c.peak) s->c.peak = (uint16_t)pd;
+    if (a >= s->thr && s->above < 255u) s->above++;
+    if (a > s->env) s->env = a;
     return 1;
 }
 
@@ -647,6 +654,7 @@ static COLD void rest_slow(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint
     if (a >= rest_threshold(d, s, pad)) {
         if (!take_work(d)) { /* next sample: the rest goes on as it went meanwhile */
             s->base_q4 = (int16_t)(s->base_q4 + (s->slope_q8 >> 4));
+            s->busy = DEFERRED; /* (this sample is in the rise, whatever the next does) */
             return;
         }
         sum_history(s);
@@ -654,6 +662,7 @@ static COLD void rest_slow(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint
         return;
     }
     /* Something small (a faint shake): the rest follows its mean. */
+    if (s->busy == DEFERRED) s->busy = REST_COAST; /* (the start put off fell back: no rise) */
     sum_history(s);
     track_mean_each(s);
 }
@@ -683,13 +692,18 @@ COLD void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t 
  * samples' mean (not in a scan: the contact's own push is in it), the
  * 4-sum is looked at, the ringing's level decays. 1: the 4-sum shows a
  * push (a new contact, maybe). */
-static COLD uint8_t tick_work(detect_pad_state_t *s) {
+COLD uint8_t detect_tick(detect_pad_state_t *s) {
     s->sum4 = s->acc; /* (the ticks are RING_TICK = 4 samples apart) */
     s->sum8 = (uint16_t)(s->acc + s->acc_prev);
     s->acc_prev = s->acc;
     s->acc = 0;
-    if (s->state != DETECT_SCAN) track_mean(s);
-    else s->base_q4 = (int16_t)(s->base_q4 + (s->slope_q8 >> 4)); /* (a scan: the rest goes on as it went) */
+    if (s->state == DETECT_SCAN && !(s->c.flags & DETECT_C_LOBE)) {
+        /* Within the first half-wave nothing new is looked for, and its
+         * end sets the ringing's level. */
+        s->tick = RING_TICK;
+        return 0;
+    }
+    if (s->state != DETECT_SCAN) track_mean(s); /* (in a scan the sample's own step moves the rest on) */
     int16_t s4 = dev4(s);
     uint8_t push = s4 > (int16_t)s->lvl_4 || s4 < -(int16_t)s->lvl_4;
     s->since_lobe = (uint8_t)(s->since_lobe > 255u - RING_TICK ? 255u : s->since_lobe + RING_TICK);
@@ -704,7 +718,7 @@ static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
     /* (the fast path counted the tick, and did its work: tracking, the 4-sum, the ringing's level) */
     uint8_t ticked = s->ticked & 1u;
     if (s->ticked > 1u && (s->state != DETECT_SCAN || (s->c.flags & DETECT_C_LOBE))) rise = 1;
-    if (!ticked && (s->state != DETECT_SCAN || (s->c.flags & DETECT_C_LOBE)))
+    if (s->state == DETECT_SCAN ? (s->c.flags & DETECT_C_LOBE) != 0 : !ticked)
         s->base_q4 = (int16_t)(s->base_q4 + (s->slope_q8 >> 4)); /* the rest goes on as it went */
     if (s->state == DETECT_RING) {
         /* A new contact, masked or not: inside a reported contact's mask it
@@ -744,6 +758,7 @@ static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
             int32_t lobe = since(tz, s->c.onset_us);
             s->c.lobe_us = (uint16_t)(lobe < 0 ? 0 : lobe > 0xFFFE ? 0xFFFE : lobe);
             s->c.flags |= DETECT_C_LOBE;
+            s->lobe_gap = dt; /* (the crossing is known to within it) */
             lobe_now = 1;
         }
     }

@@ -157,6 +157,7 @@ typedef struct {
     uint16_t hist_t[DETECT_HIST]; /* ... and their times' low 16 bits */
     int16_t last_pd;         /* SCAN: the previous sample's deviation the contact's way */
     uint16_t last_t;         /* ... and its time */
+    uint16_t lobe_gap;       /* the time between the samples either side of the first half-wave's end */
     uint16_t ref;            /* after a first half-wave: the |d| its ringing stays under (decays) */
     uint8_t ref_shift;       /* ref decays by ref >> ref_shift a sample */
     uint8_t xt_pad;          /* the source of the last shake on this pad (0xFF: none)... */
@@ -203,9 +204,16 @@ void detect_reset_state(detect_t *d);
  * into the history). 1: done; 0: detect_step() must finish the sample. */
 uint8_t detect_sample_fast(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo);
 
-/** The same for a moving pad (a contact, a ringing): into the history, and
- * a sample that shows nothing new in a few 16-bit operations. */
-uint8_t detect_sample_moving(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo);
+/** The same for a ringing pad (RING, PENDING): into the history, and a
+ * sample that shows nothing new in a few 16-bit operations. */
+uint8_t detect_sample_ringing(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo);
+
+/** The same for a pad in a contact's scan (SCAN). */
+uint8_t detect_sample_scan(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo);
+
+/** A moving pad's work every RING_TICK samples (its level, the rest's
+ * tracking): 2 if the last four samples' sum shows a push, else 0. */
+uint8_t detect_tick(detect_pad_state_t *s);
 
 /** Everything else of a sample (contacts, a moving pad). */
 void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, uint32_t t_us);
@@ -214,8 +222,17 @@ void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, 
  * taken at device time t_us. */
 static inline void detect_sample_at(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, uint32_t t_us) {
     if (pad == 0) d->scan++; /* (a new scan: the moving pads' ticks are spread over them) */
-    uint8_t done = s->state == DETECT_REST ? detect_sample_fast(s, raw, (uint16_t)t_us)
-                                           : detect_sample_moving(s, raw, (uint16_t)t_us);
+    uint8_t done;
+    if (s->state == DETECT_REST) {
+        done = detect_sample_fast(s, raw, (uint16_t)t_us);
+    } else {
+        s->acc = (uint16_t)(s->acc + raw);
+        uint8_t ticked = 0;
+        if (--s->tick == 0) ticked = (uint8_t)(1u | detect_tick(s)); /* every RING_TICK samples */
+        s->ticked = ticked;
+        done = s->state == DETECT_SCAN ? detect_sample_scan(s, raw, (uint16_t)t_us)
+                                       : detect_sample_ringing(s, raw, (uint16_t)t_us);
+    }
     if (!done) detect_step(d, s, pad, raw, t_us);
 }
 
