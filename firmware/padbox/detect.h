@@ -27,11 +27,14 @@
  *      wave (a lobe within DETECT_XT_LOBE_US); a hand's push is longer.
  *   4. NEW CONTACT ON A MOVING PAD: while a pad rings (a neighbour's shake,
  *      or its own earlier contact), a new contact starts where the signal
- *      does what the ringing cannot: |d| past 1.5 x the ringing's envelope,
- *      or the sum of the last four samples (in which a 1.3..3.3 kHz ringing
- *      mostly cancels and a push does not) past the envelope of that sum.
- *      A pad is never deaf after a contact it did not report.
- *   5. DECIDE at onset + scan_us + DETECT_DECIDE_MARGIN_US (every pad that
+ *      does what the ringing cannot: |d| past the ringing's level plus a
+ *      quarter (at least the threshold) and two gates, or the sum of the
+ *      last four samples (in which a 1.3..3.3 kHz ringing mostly cancels
+ *      and a push does not) past twice the level and the threshold. The
+ *      level starts at the first half-wave's peak and decays by 1/32 a
+ *      sample (1/64 after a reported contact). A pad is never deaf after a
+ *      contact it did not report.
+ *   5. DECIDE at onset + the longest scan_us + DETECT_DECIDE_MARGIN_US (every pad that
  *      could have caused the contact has its peak by then). Crosstalk is
  *      cancelled only forward in time: a contact is dropped as a
  *      neighbour's shake only if it is sharp, another pad's contact began
@@ -40,8 +43,9 @@
  *      at most xtalk % of that one's. A quieter slap that came first is
  *      never dropped for a louder one that came after it.
  *   6. REPORT a slap if the (estimated) peak reaches the slap threshold,
- *      else a touch. MASK: no new contact for mask_us after a reported
- *      onset unless it rises past twice the reported peak.
+ *      else a touch (a light contact that is sharp, or on a pad that was
+ *      moving, is dropped as a knock). MASK: no report for mask_us after a
+ *      reported onset unless the peak passes twice the reported one.
  *
  * Times are uint32_t microseconds that wrap (every 71.6 minutes); all
  * comparisons use the signed difference, so the wrap is harmless.
