@@ -523,14 +523,13 @@ def main(argv: list[str] | None = None) -> Report:
                 else:
                     yield from pool.imap_unordered(_run_file, tasks)
 
-        if True:
-            for label, name, hits, report, refused, secs in results():
-                sim_s[label] += secs
-                sf = by_name[name]
-                tally = hum_t[label] if name == HUM_CASE else case_t[label][name] if name in case_t[label] \
-                    else main_t[label]
-                tally.refused += refused
-                tally.judge_file(sf, hits, report)
+        for label, name, hits, report, refused, secs in results():
+            sim_s[label] += secs
+            sf = by_name[name]
+            tally = hum_t[label] if name == HUM_CASE else case_t[label][name] if name in case_t[label] \
+                else main_t[label]
+            tally.refused += refused
+            tally.judge_file(sf, hits, report)
         sizes = {fw.label: simtools.avr_size(fw.build.elf) if fw.build else {"flash": 0, "ram": 0} for fw in fws}
         bss = {fw.label: simtools.bss_end(fw.build.elf) if fw.build else 0 for fw in fws}
         table = build_table(fws, main_t, hum_t, case_t, sizes, bss)

@@ -62,6 +62,9 @@
 #define RISE_STEP 6
 /* The deviation at the rails (half the ADC's range). */
 #define RAIL_DEV 511
+/* A clipped contact is not a clipped source's shake if the share of its
+ * first half-wave at the rails is over the source's by this much (x 256). */
+#define CLIP_SHARE_MARGIN 64u
 
 static int32_t since(uint32_t t, uint32_t ref) { return (int32_t)(t - ref); }
 static uint16_t abs16(int16_t v) { return (uint16_t)(v < 0 ? -v : v); }
@@ -281,9 +284,6 @@ static uint8_t date_onset(detect_pad_state_t *s, uint8_t back) {
     return 1;
 }
 
-#ifndef RING_DATING
-#define RING_DATING 1
-#endif
 /* A contact that starts on a ringing pad: the ringing is fitted on the
  * history's older samples (a damped sinusoid, d[k] = a1 d[k-1] - r2 d[k-2],
  * r2 = 0.92: a decay of ~3 ms), carried on over the newest ones, and taken
@@ -437,7 +437,7 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
     s->busy = back; /* SCAN: how far back the rise began, until it is dated */
     uint16_t ring_back = 0;
     uint8_t rb = 0xFFu;
-    if (RING_DATING && moving && take_work(d)) rb = ringing_rise(s, dv, &ring_back);
+    if (moving && take_work(d)) rb = ringing_rise(s, dv, &ring_back);
     if (rb != 0xFFu) {
         s->c.onset_us = t_us - (uint16_t)((uint16_t)t_us - s->hist_t[(s->hist_at + DETECT_HIST - 1u - rb) & (DETECT_HIST - 1u)]) - ring_back;
         s->c.flags |= DETECT_C_DATED;
@@ -458,27 +458,17 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
 }
 
 /* A clipped contact's peak, estimated (after Edrumulus' overload
- * correction): half as much again for every 130 us its first half-wave
- * spent at the rails, a harder slap stays clipped longer. (A finer estimate
+ * correction): as much again for every 256 us its first half-wave spent at
+ * the rails so far, a harder slap stays clipped longer. (A finer estimate
  * from the clipped share of the half-wave, R / cos(pi f / 2) for a
  * half-sine, was tried: a sample's resolution makes it too noisy on the
  * short half-waves that matter.) */
 #define CLIP_US_PER_HALF 256u /* (a shift) */
-static uint16_t estimated_peak_at(const detect_contact_t *c, uint16_t lobe_us) {
-    (void)lobe_us;
+static uint16_t estimated_peak(const detect_contact_t *c) {
     if (!DETECT_CLIPPED(c)) return c->peak;
     uint32_t p = c->peak + ((uint32_t)c->peak * c->clipped_us) / CLIP_US_PER_HALF;
     return p > 0xFFFFu ? 0xFFFFu : (uint16_t)p;
 }
-
-/* (a contact still in its first half-wave: as long as it has lasted so far) */
-static uint16_t estimated_peak_now(const detect_contact_t *c, uint32_t now_us) {
-    if (c->flags & DETECT_C_LOBE) return estimated_peak_at(c, c->lobe_us);
-    int32_t so_far = since(now_us, c->onset_us);
-    return estimated_peak_at(c, (uint16_t)(so_far < 0 ? 0 : so_far > 0xFFFF ? 0xFFFF : so_far));
-}
-
-static uint16_t estimated_peak(const detect_contact_t *c) { return estimated_peak_at(c, c->lobe_us); }
 
 static void end_scan(detect_t *d, detect_pad_state_t *s) {
     s->state = DETECT_PENDING;
@@ -501,19 +491,14 @@ static ALWAYS_INLINE void set_levels(detect_pad_state_t *s) {
 /* Every RING_TICK samples the ringing's level decays (by ref >> (shift - 2),
  * ~ref >> shift a sample), slower than any ringing: a ringing never rises
  * past it, a new contact does. */
-#ifndef RING_FOLLOW_UP
-#define RING_FOLLOW_UP 1
-#endif
 static ALWAYS_INLINE void follow_ring(detect_pad_state_t *s) {
     uint16_t ref = s->ref;
     /* (two constant shifts rather than a variable one: a loop on the AVR) */
     uint16_t down = s->ref_shift == REF_SHIFT_OWN ? (uint16_t)(ref >> (REF_SHIFT_OWN - 2)) : (uint16_t)(ref >> (REF_SHIFT_SHAKE - 2));
     s->ref = (uint16_t)(ref - down - (ref ? 1u : 0u));
-#if RING_FOLLOW_UP
     /* (and up to the ringing's crests: some discs ring longer than any decay
      * a shake's could be given; a new contact rises faster than this) */
     if (s->tick_max > s->ref && s->tick_max >= s->thr) s->ref = s->tick_max; /* (what is under the threshold starts nothing) */
-#endif
     s->last_tick_max = s->tick_max;
     s->tick_max = 0;
     set_levels(s);
@@ -641,9 +626,6 @@ OWN_FRAME uint8_t detect_sample_scan(detect_pad_state_t *s, uint16_t raw, uint16
 static COLD void rest_slow(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, uint32_t t_us) {
     int16_t e = (int16_t)((int16_t)raw - ((s->base_q4 + 8) >> 4)); /* (the fast path left the rest as it was) */
     uint16_t a = abs16(e);
-#ifdef DETECT_STATS
-    if (a < (uint16_t)(s->nf + GATE_MARGIN)) detect_stat_rest_floor++; else if (a < rest_threshold(d, s, pad)) detect_stat_rest_small++;
-#endif
     if (a < (uint16_t)(s->nf + GATE_MARGIN)) { /* the floor's count came round (tracked already) */
         if (s->nf) s->nf--;
         s->thr = rest_threshold(d, s, pad);
@@ -668,9 +650,6 @@ static COLD void rest_slow(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint
 }
 
 COLD void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, uint32_t t_us) {
-#ifdef DETECT_STATS
-    detect_stat_step[s->state]++;
-#endif
     if (s->base_q4 < 0) { /* the first sample: the rest starts here */
         s->base_q4 = (int16_t)(raw << 4);
         s->slope_q8 = 0;
@@ -811,23 +790,18 @@ static uint8_t crosstalk_source(const detect_t *d, uint8_t pad) {
     if (xtalk == 0) return 0xFFu;
     if (!sharp(c)) return 0xFFu; /* a hand's push */
     int32_t xwin = (int32_t)d->pad[pad].xwin_us;
-#ifdef XWIN
-    xwin = XWIN;
-#endif
     uint16_t mine = estimated_peak(c);
     if (!DETECT_CLIPPED(c)) mine = mine > s->under ? (uint16_t)(mine - s->under) : 0u;
     for (uint8_t j = 0; j < d->npads; j++) {
         if (j == pad) continue;
         const detect_contact_t *o = &d->st[j].c;
         if (!(o->flags & DETECT_C_LIVE)) continue;
-#ifndef XT_AS_SOURCE
         if (o->flags & DETECT_C_XTALK) continue; /* a shake shakes nothing */
-#endif
         int32_t gap = since(c->onset_us, o->onset_us); /* > 0: the other came first */
         if (gap < (int32_t)DETECT_XT_MIN_DELAY_US || gap > xwin) continue;
         uint8_t again = j == s->xt_pad && (uint16_t)o->onset_us == s->xt_onset_lo;
         if (again && mine > s->xt_peak + (s->xt_peak >> 3)) continue; /* louder than the shake it already made */
-        uint16_t src = estimated_peak_now(o, c->onset_us);
+        uint16_t src = estimated_peak(o);
 #ifdef DETECT_DEBUG
         fprintf(stderr, "   pad %u vs source %u: gap %d, mine %u (clipped %u), src %u (clipped %u)\n", pad + 1, j + 1,
                 (int)gap, mine, c->clipped_us, src, o->clipped_us);
@@ -836,22 +810,15 @@ static uint8_t crosstalk_source(const detect_t *d, uint8_t pad) {
             /* At the rails both: their peaks are estimates, and a shake
              * clips no longer than the slap that made it. */
             if (!DETECT_CLIPPED(o)) continue; /* a shake is smaller than its slap */
-#ifndef CLIP_FRAC
-#define CLIP_FRAC 64
-#endif
-#if CLIP_FRAC >= 0
             {
                 /* the share of the first half-wave at the rails grows with the peak */
                 uint16_t lc = c->lobe_us < c->clipped_us ? c->clipped_us : c->lobe_us;
                 uint16_t lo = (o->flags & DETECT_C_LOBE) ? o->lobe_us : (uint16_t)since(c->onset_us, o->onset_us);
                 if (lo < o->clipped_us) lo = o->clipped_us;
-                /* fc > fs + CLIP_FRAC/256, cross-multiplied (no division) */
-                if (((uint32_t)c->clipped_us * lo) << 8 > (((uint32_t)o->clipped_us * lc) << 8) + (uint32_t)CLIP_FRAC * lc * lo)
+                /* fc > fs + CLIP_SHARE_MARGIN/256, cross-multiplied (no division) */
+                if (((uint32_t)c->clipped_us * lo) << 8 > (((uint32_t)o->clipped_us * lc) << 8) + (uint32_t)CLIP_SHARE_MARGIN * lc * lo)
                     continue;
             }
-#else
-            if (mine > src) continue;
-#endif
         } else if (!DETECT_CLIPPED(o) && (uint32_t)mine * 100u > (uint32_t)src * xtalk) {
             continue; /* (a slap at the rails is louder than its estimate: any unclipped shake fits under it) */
         }
