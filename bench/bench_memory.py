@@ -12,8 +12,6 @@ imports Flask and waitress (the floor any Flask+waitress service starts from).
 
 from __future__ import annotations
 
-import http.client
-import json
 import os
 import re
 import subprocess
@@ -24,36 +22,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import Report, is_quick, mb, proc_kb, stop_process
+from bench.common import JsonClient, Report, is_quick, mb, proc_kb, stop_process
 from web.sse_client import SseClient
 
 REPO = Path(__file__).resolve().parent.parent
 URL = re.compile(r"http://127\.0\.0\.1:(\d+)/")
 PIN = "2580"
-
-
-class Api:
-    """A JSON client on one keep-alive connection, keeping the session cookie."""
-
-    def __init__(self, port: int) -> None:
-        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-        self.cookie = ""
-        self.csrf = ""
-
-    def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-        headers = {"Cookie": self.cookie} if self.cookie else {}
-        data = None
-        if body is not None:
-            data = json.dumps(body).encode()
-            headers["Content-Type"] = "application/json"
-            headers["X-CSRF-Token"] = self.csrf
-        self.conn.request(method, path, body=data, headers=headers)
-        response = self.conn.getresponse()
-        raw = response.read()
-        cookie = response.getheader("Set-Cookie")
-        if cookie:
-            self.cookie = cookie.split(";", 1)[0]
-        return response.status, (json.loads(raw) if raw else None)
 
 
 def _baseline_rss_kb() -> int:
@@ -93,7 +67,7 @@ def main() -> Report:
                 raise RuntimeError("tabletop serve printed no address")
             threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()  # drain
 
-            api = Api(port)
+            api = JsonClient(port)
             status, session = api.call("GET", "/api/session")
             api.csrf = session["csrf_token"]
             assert api.call("POST", "/api/pin", {"pin": PIN})[0] == 200

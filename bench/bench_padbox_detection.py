@@ -87,7 +87,7 @@ def _load(name: str, path: Path) -> ModuleType:
 
 
 simtools = _load("padbox_simtools", FIRMWARE / "sim" / "simtools.py")
-table_model = _load("padbox_table_model", FIRMWARE / "sim" / "table_model.py")
+table_model = simtools.load_sibling("table_model")
 
 
 @dataclass

@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import Report, is_quick, median, stop_process
+from bench.common import JsonClient, Report, is_quick, median, stop_process
 
 REPO = Path(__file__).resolve().parent.parent
 URL = re.compile(r"http://127\.0\.0\.1:(\d+)/")
@@ -55,40 +55,11 @@ REQUEST_TIMEOUT_S = 10.0
 COLOURS = ("#e4572e", "#29335c")
 
 
-class Phone:
-    """A JSON client on one keep-alive connection from its own address, keeping the session cookie."""
+class Phone(JsonClient):
+    """A phone on the table's Wi-Fi: a JSON client from its own address."""
 
     def __init__(self, port: int, source: str) -> None:
-        self.port = port
-        self.source = source
-        self.conn: http.client.HTTPConnection | None = None
-        self.cookie = ""
-        self.csrf = ""
-
-    def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-        """One request; reconnects once if the kept-alive connection was closed."""
-        if self.conn is None:
-            self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=REQUEST_TIMEOUT_S,
-                                                   source_address=(self.source, 0))
-        headers = {"Cookie": self.cookie} if self.cookie else {}
-        data = None
-        if body is not None:
-            data = json.dumps(body).encode()
-            headers["Content-Type"] = "application/json"
-            headers["X-CSRF-Token"] = self.csrf
-        try:
-            self.conn.request(method, path, body=data, headers=headers)
-            response = self.conn.getresponse()
-            raw = response.read()
-        except (OSError, http.client.HTTPException):
-            self.conn.close()
-            self.conn = None
-            raise
-        cookie = response.getheader("Set-Cookie")
-        if cookie:
-            self.cookie = cookie.split(";", 1)[0]
-        ctype = response.getheader("Content-Type", "")
-        return response.status, (json.loads(raw) if raw and ctype.startswith("application/json") else raw)
+        super().__init__(port, source, timeout=REQUEST_TIMEOUT_S)
 
     def login(self) -> None:
         status, body = self.call("GET", "/api/session")
@@ -136,31 +107,26 @@ class Load:
             next_at += WRITE_INTERVAL_S
             self.stop.wait(max(0.0, next_at - time.perf_counter()))
 
+    def _timed_get(self, path: str, times: list[float], failures: list[str]) -> None:
+        """One GET on the poller's connection: its time if 200, else what went wrong."""
+        t0 = time.perf_counter()
+        try:
+            status, _ = self.poller.call("GET", path)
+        except (OSError, http.client.HTTPException) as exc:
+            failures.append(repr(exc))
+            return
+        if status == 200:
+            times.append(time.perf_counter() - t0)
+        else:
+            failures.append(str(status))
+
     def _poll_loop(self) -> None:
         next_page = time.perf_counter()
         while not self.stop.is_set():
-            t0 = time.perf_counter()
-            try:
-                status, _ = self.poller.call("GET", "/api/health")
-            except (OSError, http.client.HTTPException) as exc:
-                status = 0
-                self.health_failures.append(repr(exc))
-            if status == 200:
-                self.health.append(time.perf_counter() - t0)
-            elif status:
-                self.health_failures.append(str(status))
+            self._timed_get("/api/health", self.health, self.health_failures)
             if time.perf_counter() >= next_page:
                 next_page += PAGE_INTERVAL_S
-                t0 = time.perf_counter()
-                try:
-                    status, _ = self.poller.call("GET", "/screen")
-                except (OSError, http.client.HTTPException) as exc:
-                    status = 0
-                    self.page_failures.append(repr(exc))
-                if status == 200:
-                    self.pages.append(time.perf_counter() - t0)
-                elif status:
-                    self.page_failures.append(str(status))
+                self._timed_get("/screen", self.pages, self.page_failures)
             self.stop.wait(HEALTH_INTERVAL_S)
 
     def run(self, seconds: float) -> None:

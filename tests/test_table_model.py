@@ -7,34 +7,19 @@ ten-line loader against firmware/sim/scenario.c with the host's gcc.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import shutil
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-SIM = ROOT / "firmware" / "sim"
+from tests.helpers.firmware import simtools
 
-
-def _load(name: str, path: Path) -> ModuleType:
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-tm = _load("padbox_table_model", SIM / "table_model.py")
-simtools = _load("padbox_simtools", SIM / "simtools.py")
+SIM = Path(simtools.FIRMWARE) / "sim"
+tm = simtools.load_sibling("table_model")
 
 ROUNDS = 300
 

@@ -534,14 +534,19 @@ static void sum_history(detect_pad_state_t *s) {
     s->sum4 = sum4;
 }
 
-OWN_FRAME uint8_t detect_sample_fast(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
-    int16_t base = s->base_q4;
-    if (base < 0) return 0;
-    int16_t e = (int16_t)((int16_t)raw - ((base + 8) >> 4));
+/* Into the pad's history: every sample, whatever its state. */
+static ALWAYS_INLINE void push_sample(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
     uint8_t at = s->hist_at;
     s->hist_r[at] = raw;
     s->hist_t[at] = t_lo;
     s->hist_at = (uint8_t)((at + 1u) & (DETECT_HIST - 1u));
+}
+
+OWN_FRAME uint8_t detect_sample_fast(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
+    int16_t base = s->base_q4;
+    if (base < 0) return 0;
+    int16_t e = (int16_t)((int16_t)raw - ((base + 8) >> 4));
+    push_sample(s, raw, t_lo);
     uint16_t a = (uint16_t)(e < 0 ? -e : e);
     uint8_t nf = s->nf;
     if (s->learn) { /* still learning: every sample is the rest (the floor, once the tracker has settled) */
@@ -576,10 +581,7 @@ OWN_FRAME uint8_t detect_sample_ringing(detect_pad_state_t *s, uint16_t raw, uin
     uint8_t ticked = s->ticked;
     int16_t base = s->base_q4;
     int16_t e = (int16_t)((int16_t)raw - ((base + 8) >> 4));
-    uint8_t at = s->hist_at;
-    s->hist_r[at] = raw;
-    s->hist_t[at] = t_lo;
-    s->hist_at = (uint8_t)((at + 1u) & (DETECT_HIST - 1u));
+    push_sample(s, raw, t_lo);
     /* The common sample, nothing new (anything else, before any of it is
      * done: the slow path). */
     uint16_t a = (uint16_t)(e < 0 ? -e : e);
@@ -596,10 +598,7 @@ OWN_FRAME uint8_t detect_sample_ringing(detect_pad_state_t *s, uint16_t raw, uin
 OWN_FRAME uint8_t detect_sample_scan(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
     int16_t base = s->base_q4;
     int16_t e = (int16_t)((int16_t)raw - ((base + 8) >> 4));
-    uint8_t at = s->hist_at;
-    s->hist_r[at] = raw;
-    s->hist_t[at] = t_lo;
-    s->hist_at = (uint8_t)((at + 1u) & (DETECT_HIST - 1u));
+    push_sample(s, raw, t_lo);
     if ((int16_t)(t_lo - s->until_lo) >= 0) return 0; /* the scan's end */
     uint16_t a = (uint16_t)(e < 0 ? -e : e);
     int16_t pd = s->pol < 0 ? (int16_t)-e : e;

@@ -7,12 +7,15 @@ true onset of every contact themselves.
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 
 FIRMWARE = Path(__file__).resolve().parents[1]
 SCENARIOS = FIRMWARE / "sim" / "scenarios"
@@ -32,6 +35,20 @@ HEADERS = {
     "/usr/include/libelf.h": "libelf-dev",
     "/usr/lib/avr/include/avr/io.h": "avr-libc",
 }
+
+
+def load_sibling(name: str) -> ModuleType:
+    """Another module of firmware/sim (e.g. ``table_model``), loaded once as ``padbox_<name>``
+    (the directory is not a Python package)."""
+    key = f"padbox_{name}"
+    if key in sys.modules:
+        return sys.modules[key]
+    spec = importlib.util.spec_from_file_location(key, FIRMWARE / "sim" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[key] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def missing_tools(simulator: bool = True) -> list[str]:
