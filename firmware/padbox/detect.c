@@ -71,6 +71,11 @@ static uint16_t abs16(int16_t v) { return (uint16_t)(v < 0 ? -v : v); }
 static uint8_t at_rail(uint16_t raw) { return raw <= DETECT_CLIP_LO || raw >= DETECT_CLIP_HI; }
 static uint8_t prev_i(uint8_t i) { return (uint8_t)(i ? i - 1u : DETECT_HIST - 1u); }
 static uint8_t newest_i(const detect_pad_state_t *s) { return prev_i(s->hist_at); }
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+/* A raw sample's deviation from a rest of base_q4 (counts x 16), rounded. */
+static ALWAYS_INLINE int16_t deviation(uint16_t raw, int16_t base_q4) {
+    return (int16_t)((int16_t)raw - ((base_q4 + 8) >> 4));
+}
 
 /* The rest predicted for the sample `age` samples back (1: the newest),
  * x 16: the tracker's prediction, back along its slope. */
@@ -95,7 +100,7 @@ static void history_devs(const detect_pad_state_t *s, int8_t pol, int16_t *d) {
 static int16_t dev_at(const detect_pad_state_t *s, uint8_t i) {
     uint8_t age = (uint8_t)((s->hist_at - i) & (DETECT_HIST - 1u));
     if (age == 0) age = DETECT_HIST;
-    return (int16_t)((int16_t)s->hist_r[i] - ((rest_q4_at(s, age) + 8) >> 4));
+    return deviation(s->hist_r[i], rest_q4_at(s, age));
 }
 
 void detect_default_config(detect_pad_config_t *cfg) {
@@ -185,27 +190,21 @@ static uint16_t rest_threshold(const detect_t *d, const detect_pad_state_t *s, u
 
 uint16_t detect_level(const detect_t *d, uint8_t pad, uint16_t raw) {
     if (pad >= d->npads || d->st[pad].base_q4 < 0) return 0;
-    return abs16((int16_t)((int16_t)raw - ((d->st[pad].base_q4 + 8) >> 4)));
+    return abs16(deviation(raw, d->st[pad].base_q4));
 }
 
-uint16_t detect_trigger_level(const detect_t *d, uint8_t pad) {
-    const detect_pad_state_t *s = &d->st[pad];
-    if (s->state == DETECT_REST) return rest_threshold(d, s, pad);
-    if (s->state == DETECT_RING) return (uint16_t)(s->ref + (s->ref >> 2) + 2u * gate(s));
-    return 0xFFFFu;
-}
-
-/* The rest tracker, an alpha-beta filter with alpha 1/4 and beta 1/32
- * (gains as shifts, ~200 Hz: hum followed within a few counts): the
- * prediction for the next sample from r, this sample's residual x 16. */
-#define ALWAYS_INLINE inline __attribute__((always_inline))
-static ALWAYS_INLINE void track_residual(detect_pad_state_t *s, int16_t r4) {
-    int16_t slope = (int16_t)(s->slope_q8 + (r4 >> 1));
+/* One step of the rest tracker, an alpha-beta filter with its gains as
+ * shifts: the prediction for the next sample from r4, a residual x 16; the
+ * slope stays within MAX_SLOPE_Q8. At rest (track_residual) alpha 1/4 and
+ * beta 1/32, ~200 Hz: hum followed within a few counts. */
+static ALWAYS_INLINE void track_by(detect_pad_state_t *s, int16_t r4, uint8_t alpha, uint8_t beta) {
+    int16_t slope = (int16_t)(s->slope_q8 + (r4 >> beta));
     if (slope > MAX_SLOPE_Q8) slope = MAX_SLOPE_Q8;
     if (slope < -MAX_SLOPE_Q8) slope = -MAX_SLOPE_Q8;
     s->slope_q8 = slope;
-    s->base_q4 = (int16_t)(s->base_q4 + (r4 >> 2) + (slope >> 4));
+    s->base_q4 = (int16_t)(s->base_q4 + (r4 >> alpha) + (slope >> 4));
 }
+#define track_residual(s, r4) track_by((s), (r4), 2u, 1u)
 
 /* At rest the tracker follows the samples; while a pad moves the rest goes
  * on along its slope, and every RING_TICK samples the tracker follows the
@@ -220,12 +219,7 @@ static ALWAYS_INLINE void track_residual(detect_pad_state_t *s, int16_t r4) {
 static void track_mean_by(detect_pad_state_t *s, uint8_t alpha, uint8_t beta) {
     /* the mean x 16 against the rest predicted at the window's middle (4.5 samples back) */
     int16_t mid = (int16_t)(s->base_q4 - (int16_t)((9 * s->slope_q8) >> 5));
-    int16_t r4 = (int16_t)((int16_t)(s->sum8 * 2u) - mid);
-    int16_t slope = (int16_t)(s->slope_q8 + (r4 >> beta));
-    if (slope > MAX_SLOPE_Q8) slope = MAX_SLOPE_Q8;
-    if (slope < -MAX_SLOPE_Q8) slope = -MAX_SLOPE_Q8;
-    s->slope_q8 = slope;
-    s->base_q4 = (int16_t)(s->base_q4 + (r4 >> alpha) + (slope >> 4));
+    track_by(s, (int16_t)((int16_t)(s->sum8 * 2u) - mid), alpha, beta);
 }
 /* once a tick, and (gains a tick's worth smaller) once a sample */
 #define track_mean(s) track_mean_by((s), TICK_ALPHA, TICK_BETA)
@@ -253,10 +247,6 @@ static uint16_t scale_by_ratio(uint16_t dt, uint16_t num, uint16_t den) {
     return out;
 }
 
-/* Back-date the onset of the contact whose rise began `back` samples before
- * the newest: along the line through the rise's first two samples to rest,
- * never before the last sample before the rise. 0: not yet (the rise's
- * second sample is still to come). */
 /* How far before the rise's first sample (deviation e1, the one before it
  * e0, the one after e2, turned the contact's way) the contact began: along
  * the line through e1 and e2 (dt apart) back to rest, or to where the pad
@@ -270,6 +260,10 @@ static uint16_t back_date_us(int16_t e0, int16_t e1, int16_t e2, uint16_t gap, u
     return b > gap ? gap : b;
 }
 
+/* Back-date the onset of the contact whose rise began `back` samples before
+ * the newest: along the line through the rise's first two samples to rest,
+ * never before the last sample before the rise. 0: not yet (the rise's
+ * second sample is still to come). */
 static uint8_t date_onset(detect_pad_state_t *s, uint8_t back) {
     uint8_t first = s->hist_at;
     for (uint8_t k = 0; k <= back; k++) first = prev_i(first);
@@ -476,9 +470,9 @@ static void end_scan(detect_t *d, detect_pad_state_t *s) {
 }
 
 /* A new contact on a moving pad is one the pad's motion cannot explain:
- * |d| past 1.25 x the level the ringing stays under (and past it by the
- * threshold), or, once the first half-wave is out of it, the 4-sum past
- * twice that level and the threshold: a ringing of 1.3..3.3 kHz sums to at
+ * |d| past the level the ringing stays under plus a quarter of it (at least
+ * the threshold) and two gates, or, once the first half-wave is out of it,
+ * the 4-sum past twice that level and the threshold (and eight gates): a ringing of 1.3..3.3 kHz sums to at
  * most ~1.6 x its amplitude in four samples, a push one way to nearly four
  * times its own. Worked out as levels the fast path compares with. */
 static ALWAYS_INLINE void set_levels(detect_pad_state_t *s) {
@@ -545,7 +539,7 @@ static ALWAYS_INLINE void push_sample(detect_pad_state_t *s, uint16_t raw, uint1
 OWN_FRAME uint8_t detect_sample_fast(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
     int16_t base = s->base_q4;
     if (base < 0) return 0;
-    int16_t e = (int16_t)((int16_t)raw - ((base + 8) >> 4));
+    int16_t e = deviation(raw, base);
     push_sample(s, raw, t_lo);
     uint16_t a = (uint16_t)(e < 0 ? -e : e);
     uint8_t nf = s->nf;
@@ -580,14 +574,14 @@ OWN_FRAME uint8_t detect_sample_fast(detect_pad_state_t *s, uint16_t raw, uint16
 OWN_FRAME uint8_t detect_sample_ringing(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
     uint8_t ticked = s->ticked;
     int16_t base = s->base_q4;
-    int16_t e = (int16_t)((int16_t)raw - ((base + 8) >> 4));
+    int16_t e = deviation(raw, base);
     push_sample(s, raw, t_lo);
     /* The common sample, nothing new (anything else, before any of it is
      * done: the slow path). */
     uint16_t a = (uint16_t)(e < 0 ? -e : e);
     if (a > s->lvl_a || ticked > 1u) return 0;
     if (ticked) {
-        if (s->state == DETECT_RING && s->ref < (uint16_t)(2u * (s->nf + GATE_MARGIN))) return 0; /* back to rest, maybe */
+        if (s->state == DETECT_RING && s->ref < 2u * gate(s)) return 0; /* back to rest, maybe */
     } else {
         s->base_q4 = (int16_t)(base + (s->slope_q8 >> 4)); /* the rest goes on as it went */
     }
@@ -597,7 +591,7 @@ OWN_FRAME uint8_t detect_sample_ringing(detect_pad_state_t *s, uint16_t raw, uin
 
 OWN_FRAME uint8_t detect_sample_scan(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
     int16_t base = s->base_q4;
-    int16_t e = (int16_t)((int16_t)raw - ((base + 8) >> 4));
+    int16_t e = deviation(raw, base);
     push_sample(s, raw, t_lo);
     if ((int16_t)(t_lo - s->until_lo) >= 0) return 0; /* the scan's end */
     uint16_t a = (uint16_t)(e < 0 ? -e : e);
@@ -623,7 +617,7 @@ OWN_FRAME uint8_t detect_sample_scan(detect_pad_state_t *s, uint16_t raw, uint16
 /* A pad at rest whose sample the fast path left: the noise floor's count,
  * a contact, or a faint shake. */
 static COLD void rest_slow(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, uint32_t t_us) {
-    int16_t e = (int16_t)((int16_t)raw - ((s->base_q4 + 8) >> 4)); /* (the fast path left the rest as it was) */
+    int16_t e = deviation(raw, s->base_q4); /* (the fast path left the rest as it was) */
     uint16_t a = abs16(e);
     if (a < (uint16_t)(s->nf + GATE_MARGIN)) { /* the floor's count came round (tracked already) */
         if (s->nf) s->nf--;
@@ -662,14 +656,14 @@ COLD void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t 
         rest_slow(d, s, pad, raw, t_us);
         return;
     }
-    /* (in the history and the sums already: detect_sample_fast) */
-    moving_sample(d, s, pad, (int16_t)((int16_t)raw - ((s->base_q4 + 8) >> 4)), raw, t_us);
+    /* (in the history and the tick's sums already: detect_sample_at) */
+    moving_sample(d, s, pad, deviation(raw, s->base_q4), raw, t_us);
 }
 
 /* Every RING_TICK samples of a moving pad: the rest tracker follows the
  * samples' mean (not in a scan: the contact's own push is in it), the
- * 4-sum is looked at, the ringing's level decays. 1: the 4-sum shows a
- * push (a new contact, maybe). */
+ * 4-sum is looked at, the ringing's level decays. 2: the 4-sum shows a
+ * push (a new contact, maybe), else 0. */
 COLD uint8_t detect_tick(detect_pad_state_t *s) {
     s->sum4 = s->acc; /* (the ticks are RING_TICK = 4 samples apart) */
     s->sum8 = (uint16_t)(s->acc + s->acc_prev);

@@ -276,9 +276,6 @@ static inline uint8_t detect_poll_pad(detect_t *d, uint8_t pad, uint32_t now_us,
     return detect_poll_at(d, &d->st[pad], pad, now_us, out);
 }
 
-/** The level a new contact on this pad must reach now (0xFFFF: none can start). */
-uint16_t detect_trigger_level(const detect_t *d, uint8_t pad);
-
 #ifdef __cplusplus
 }
 #endif
