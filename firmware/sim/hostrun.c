@@ -6,7 +6,8 @@
  * when a detection change is tried on many rounds (bench_padbox_detection
  * --host); the harness runs the real image and has the last word.
  *
- *   hostrun [--slot-us 16.5] [--jitter-us 2] [--learn-scans 128] [--dump FROM_US TO_US] [--adclog FILE] SCENARIO...
+ *   hostrun [--slot-us 16.5] [--jitter-us 2] [--learn-scans 128] [--dump FROM_US TO_US] [--trace PAD]
+ *           [--adclog FILE] SCENARIO...
  *
  * --adclog FILE: the samples are taken when the image in simavr took them
  * (the harness's HARNESS_ADCLOG file), to replay one of its runs here.
@@ -26,16 +27,33 @@
 #include "scenario.h"
 
 static scenario_t scn;
-#ifdef DETECT_STATS
-extern unsigned long detect_stat_step[8], detect_stat_rest_small, detect_stat_rest_floor;
-static unsigned long samples;
-#endif
+static detect_t det;
+static int trace_pad = -1;
+static double dump_from = -1.0, dump_to = -1.0;
+
+/* One sample of pad ch (0-based) at t us, as the firmware takes it: fed,
+ * traced within --dump, and that pad polled; a hit is printed if print_hits. */
+static void take_sample(uint8_t ch, double t, int print_hits) {
+    uint16_t v = scn_adc(scn_pad_mv(&scn, ch, t));
+    uint32_t tu = (uint32_t)t;
+    int dumped = t >= dump_from && t <= dump_to;
+    if (dumped) printf("SAMPLE %u %u %u\n", ch + 1u, tu, v);
+    detect_sample(&det, ch, v, tu);
+    if (dumped && ch == trace_pad) {
+        const detect_pad_state_t *st = &det.st[ch];
+        printf("TRACE %u %u raw %u e %d state %u base %.1f slope %.2f ref %u lvl_a %u tick %u flags %u peak %u lobe %u"
+               " env %u nf %u\n",
+               ch + 1u, tu, v, (int)v - (st->base_q4 + 8) / 16, st->state, st->base_q4 / 16.0, st->slope_q8 / 256.0,
+               st->ref, st->lvl_a, st->tick, st->c.flags, st->c.peak, st->c.lobe_us, st->env, st->nf);
+    }
+    detect_hit_t h;
+    if (detect_poll_pad(&det, ch, tu, &h) && print_hits)
+        printf("HIT %u %u %c %u\n", h.pad + 1u, h.onset_us, h.is_slap ? 'S' : 'T', h.peak);
+}
 
 int main(int argc, char **argv) {
     double slot_us = 16.5, jitter_us = 2.0;
     unsigned learn_scans = 128;
-    double dump_from = -1.0, dump_to = -1.0;
-    int trace_pad = -1;
     const char *adclog = NULL;
     int first = 1;
     for (; first < argc && strncmp(argv[first], "--", 2) == 0; first += 2) {
@@ -56,10 +74,12 @@ int main(int argc, char **argv) {
         }
     }
     if (first >= argc) {
-        fprintf(stderr, "usage: %s [--slot-us US] [--jitter-us US] [--learn-scans N] SCENARIO...\n", argv[0]);
+        fprintf(stderr,
+                "usage: %s [--slot-us US] [--jitter-us US] [--learn-scans N] [--dump FROM_US TO_US] [--trace PAD]"
+                " [--adclog FILE] SCENARIO...\n",
+                argv[0]);
         return 2;
     }
-    static detect_t det;
     for (int a = first; a < argc; a++) {
         scn_init(&scn);
         if (scn_load(&scn, argv[a]) != 0) return 1;
@@ -70,22 +90,14 @@ int main(int argc, char **argv) {
         unsigned scans = 0;
         if (adclog) { /* the samples at the times the image took them (harness HARNESS_ADCLOG) */
             FILE *f = fopen(adclog, "r");
-            if (!f) return 1;
+            if (!f) {
+                fprintf(stderr, "cannot read %s\n", adclog);
+                return 1;
+            }
             int ch;
             double tl;
-            unsigned n = 0;
             while (fscanf(f, "%d %lf", &ch, &tl) == 2) {
-                uint16_t v = scn_adc(scn_pad_mv(&scn, ch, tl));
-                detect_sample(&det, (uint8_t)ch, v, (uint32_t)tl);
-                if (ch == trace_pad && tl >= dump_from && tl <= dump_to) {
-                    const detect_pad_state_t *st = &det.st[ch];
-                    printf("TRACE %d %u raw %u e %d state %u base %.1f ref %u lvl_a %u tick %u flags %u peak %u lobe %u\n",
-                           ch + 1, (unsigned)tl, v, (int)v - (st->base_q4 + 8) / 16, st->state, st->base_q4 / 16.0, st->ref,
-                           st->lvl_a, st->tick, st->c.flags, st->c.peak, st->c.lobe_us);
-                }
-                detect_hit_t h;
-                if (detect_poll_pad(&det, (uint8_t)ch, (uint32_t)tl, &h) && ++n > 0)
-                    printf("HIT %u %u %c %u\n", h.pad + 1u, h.onset_us, h.is_slap ? 'S' : 'T', h.peak);
+                take_sample((uint8_t)ch, tl, 1);
                 if (ch == 7) det.work = DETECT_WORK_PER_SCAN;
             }
             fclose(f);
@@ -93,22 +105,7 @@ int main(int argc, char **argv) {
         }
         while (t < scn.duration_us) {
             for (uint8_t p = 0; p < 8; p++) {
-                uint16_t v = scn_adc(scn_pad_mv(&scn, p, t));
-                uint32_t tu = (uint32_t)t;
-                if (t >= dump_from && t <= dump_to) printf("SAMPLE %u %u %u\n", p + 1u, tu, v);
-                detect_sample(&det, p, v, tu);
-#ifdef DETECT_STATS
-                samples++;
-#endif
-                if (p == trace_pad && t >= dump_from && t <= dump_to) {
-                    const detect_pad_state_t *st = &det.st[p];
-                    printf("TRACE %u %u raw %u e %d state %u base %.1f slope %.2f ref %u since_lobe %u env %u nf %u\n", p + 1u, tu, v,
-                           (int)st->hist_r[(st->hist_at + DETECT_HIST - 1u) % DETECT_HIST] - (st->base_q4 + 8) / 16, st->state, st->base_q4 / 16.0,
-                           st->slope_q8 / 256.0, st->ref, st->since_lobe, st->env, st->nf);
-                }
-                detect_hit_t h;
-                if (detect_poll_pad(&det, p, tu, &h) && scans >= learn_scans)
-                    printf("HIT %u %u %c %u\n", h.pad + 1u, h.onset_us, h.is_slap ? 'S' : 'T', h.peak);
+                take_sample(p, t, scans >= learn_scans);
                 rng ^= rng << 13;
                 rng ^= rng >> 17;
                 rng ^= rng << 5;
@@ -118,10 +115,5 @@ int main(int argc, char **argv) {
             scans++;
         }
     }
-#ifdef DETECT_STATS
-    fprintf(stderr, "samples %lu slow: rest %lu (small %lu, floor %lu) scan %lu pending %lu ring %lu\n", samples,
-            detect_stat_step[0], detect_stat_rest_small, detect_stat_rest_floor, detect_stat_step[1], detect_stat_step[2],
-            detect_stat_step[3]);
-#endif
     return 0;
 }
