@@ -70,16 +70,26 @@ static volatile uint32_t t1_base_us;
 
 ISR(TIMER1_OVF_vect) { t1_base_us += 32768u; }
 
+/** Timer1's count now (*lo, ticks) and the microseconds at its last
+ * overflow (returned), read together; safe with interrupts on or off. */
+static inline uint32_t clock_read(uint16_t *lo) __attribute__((always_inline));
+static inline uint32_t clock_read(uint16_t *lo) {
+    uint8_t sreg = SREG;
+    cli();
+    uint16_t ticks = TCNT1;
+    uint32_t base = t1_base_us;
+    /* An overflow not yet serviced, and the count read after it. */
+    if ((TIFR1 & _BV(TOV1)) && ticks < 0x8000u) base += 32768u;
+    SREG = sreg;
+    *lo = ticks;
+    return base;
+}
+
 /** Device time in microseconds; safe with interrupts on or off. */
 static inline uint32_t clock_us(void) __attribute__((always_inline));
 static inline uint32_t clock_us(void) {
-    uint8_t sreg = SREG;
-    cli();
-    uint16_t lo = TCNT1;
-    uint32_t base = t1_base_us;
-    /* An overflow not yet serviced, and lo read after it. */
-    if ((TIFR1 & _BV(TOV1)) && lo < 0x8000u) base += 32768u;
-    SREG = sreg;
+    uint16_t lo;
+    uint32_t base = clock_read(&lo);
     return base + (lo >> 1);
 }
 
@@ -588,12 +598,8 @@ static inline uint16_t timer_stamp(void) { return TCNT1; }
 /** The time in us of a stamp taken at most 32.7 ms ago (65535 ticks): the
  * clock now, less the ticks since the stamp. */
 static uint32_t stamp_us(uint16_t stamp) {
-    uint8_t sreg = SREG;
-    cli();
-    uint16_t lo = TCNT1;
-    uint32_t base = t1_base_us;
-    if ((TIFR1 & _BV(TOV1)) && lo < 0x8000u) base += 32768u; /* as clock_us() */
-    SREG = sreg;
+    uint16_t lo;
+    uint32_t base = clock_read(&lo);
     /* In ticks: now is 2 base + lo, the stamp (lo - stamp) mod 65536 before it. */
     return base + (uint32_t)(((int32_t)lo - (int32_t)(uint16_t)(lo - stamp)) >> 1);
 }
