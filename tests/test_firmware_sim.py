@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.firmware import firmware, require_tools, simtools  # noqa: F401
+from helpers.firmware import ONSET_TOL_US, TOUCH_ONSET_TOL_US, decode, firmware, require_tools, simtools  # noqa: F401
 
 from hardware import protocol as p
 
@@ -22,24 +22,10 @@ pytestmark = pytest.mark.firmware
 TOUCH_THRESHOLD = 60
 #: The budget for one scan of 8 pads at 16 MHz (99th percentile).
 SCAN_BUDGET_US = 200
-#: An onset is right within this much of the moment of contact (the bench,
-#: bench/bench_padbox_detection.py, measures the spread over random rounds).
-ONSET_TOL_US = 150
-#: A feint's onset: it never decides an order, and a light touch in heavy
-#: noise (hum_noise: 60 mV of noise on a 650 mV touch) is known less well.
-TOUCH_ONSET_TOL_US = 300
 WAVEFORM_SCENARIOS = [
     "clean_slap", "light_touch", "long_ringing", "crosstalk", "two_players", "eight_players", "hum_noise", "glitches",
     "silence",
 ]
-
-
-def decode(uart: bytes) -> list[p.Event]:
-    """Everything the box said, through the host's parser; no line may be refused."""
-    events = p.PadBoxProtocol().data_received(uart)
-    refused = [e for e in events if isinstance(e, (p.Refused, p.Dropped))]
-    assert not refused, f"the host refused firmware output: {refused}"
-    return events
 
 
 def run_scenario(firmware, name: str, tmp_path: Path):

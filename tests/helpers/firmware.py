@@ -6,6 +6,7 @@
   TABLETOP_REQUIRE_FIRMWARE_TOOLS=1 (CI installs them).
 * ``firmware``: the firmware image and simavr harness, built into one directory
   per session (make rebuilds only what changed). Import it into a test module.
+* ``decode`` and the onset tolerances the simulator tests judge hits by.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+from hardware import protocol as p
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -51,3 +54,19 @@ def firmware(tmp_path_factory: pytest.TempPathFactory):  # -> simtools.Build
     """The firmware image and harness, built once per session into one shared directory."""
     require_tools(simtools.missing_tools(simulator=True), "the firmware simulation")
     return simtools.build(tmp_path_factory.getbasetemp() / "firmware-build")
+
+
+#: An onset is right within this much of the moment of contact (the bench,
+#: bench/bench_padbox_detection.py, measures the spread over random rounds).
+ONSET_TOL_US = 150
+#: A feint's onset: it never decides an order, and a light touch in heavy
+#: noise (hum_noise: 60 mV of noise on a 650 mV touch) is known less well.
+TOUCH_ONSET_TOL_US = 300
+
+
+def decode(uart: bytes) -> list[p.Event]:
+    """Everything the box said, through the host's parser; no line may be refused."""
+    events = p.PadBoxProtocol().data_received(uart)
+    refused = [e for e in events if isinstance(e, (p.Refused, p.Dropped))]
+    assert not refused, f"the host refused firmware output: {refused}"
+    return events
