@@ -22,7 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import JsonClient, Report, is_quick, mb, proc_kb, stop_process
+from bench.common import Report, is_quick, mb, proc_kb, stop_process
+from web.json_client import JsonClient
 from web.sse_client import SseClient
 
 REPO = Path(__file__).resolve().parent.parent
@@ -67,10 +68,7 @@ def main() -> Report:
                 raise RuntimeError("tabletop serve printed no address")
             threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()  # drain
 
-            api = JsonClient(port)
-            status, session = api.call("GET", "/api/session")
-            api.csrf = session["csrf_token"]
-            assert api.call("POST", "/api/pin", {"pin": PIN})[0] == 200
+            api = JsonClient(port, timeout=60, keep_alive=True).login(PIN)
             for i, name in enumerate(("Ann", "Bob", "Cy", "Dee"), start=1):
                 assert api.call("POST", "/api/command", {"name": "add_player", "args": {"name": name, "pad": i}})[0] == 200
             watcher = SseClient(port)
@@ -79,15 +77,15 @@ def main() -> Report:
             start_rss = proc_kb(proc.pid, "VmRSS")
             start_peak = proc_kb(proc.pid, "VmHWM")
 
-            _, state = api.call("GET", "/api/state")
+            _, _, state = api.call("GET", "/api/state")
             first_seq = state["seq"]
             t0 = time.perf_counter()
             for i in range(hits):
-                status, body = api.call("POST", "/api/sim/hit", {"pad": 1 + i % 4, "kind": "slap", "strength": 0.8})
+                status, _, body = api.call("POST", "/api/sim/hit", {"pad": 1 + i % 4, "kind": "slap", "strength": 0.8})
                 if status != 202:
                     raise RuntimeError(f"hit {i} refused: {status} {body}")
             deadline = time.monotonic() + 300
-            while api.call("GET", "/api/state")[1]["seq"] < first_seq + hits:
+            while api.call("GET", "/api/state")[2]["seq"] < first_seq + hits:
                 if time.monotonic() > deadline:
                     raise RuntimeError("the hits were not all logged within 300 s")
                 time.sleep(0.05)

@@ -39,7 +39,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import JsonClient, Report, is_quick, median, stop_process
+from bench.common import Report, is_quick, median, stop_process
+from web.json_client import JsonClient
 
 REPO = Path(__file__).resolve().parent.parent
 URL = re.compile(r"http://127\.0\.0\.1:(\d+)/")
@@ -59,14 +60,7 @@ class Phone(JsonClient):
     """A phone on the table's Wi-Fi: a JSON client from its own address."""
 
     def __init__(self, port: int, source: str) -> None:
-        super().__init__(port, source, timeout=REQUEST_TIMEOUT_S)
-
-    def login(self) -> None:
-        status, body = self.call("GET", "/api/session")
-        assert status == 200, body
-        self.csrf = body["csrf_token"]
-        status, body = self.call("POST", "/api/pin", {"pin": PIN})
-        assert status == 200, body
+        super().__init__(port, source=source, timeout=REQUEST_TIMEOUT_S, keep_alive=True)
 
 
 class Load:
@@ -93,7 +87,7 @@ class Load:
             n += 1
             t0 = time.perf_counter()
             try:
-                status, body = phone.call("POST", "/api/command",
+                status, _, body = phone.call("POST", "/api/command",
                                           {"name": "update_player", "args": {"player": player, "colour": COLOURS[n % 2]}})
             except (OSError, http.client.HTTPException) as exc:
                 status, body = 0, repr(exc)
@@ -111,7 +105,7 @@ class Load:
         """One GET on the poller's connection: its time if 200, else what went wrong."""
         t0 = time.perf_counter()
         try:
-            status, _ = self.poller.call("GET", path)
+            status, _, _ = self.poller.call("GET", path)
         except (OSError, http.client.HTTPException) as exc:
             failures.append(repr(exc))
             return
@@ -257,8 +251,8 @@ def main() -> Report:
             writers = []
             for i in range(WRITERS):
                 phone = Phone(port, f"127.0.200.{i + 1}")
-                phone.login()
-                status, body = phone.call("POST", "/api/command", {"name": "add_player", "args": {"name": f"Writer {i + 1}"}})
+                phone.login(PIN)
+                status, _, body = phone.call("POST", "/api/command", {"name": "add_player", "args": {"name": f"Writer {i + 1}"}})
                 assert status == 200, body
                 writers.append((phone, int(body["events"][0]["data"]["id"])))
             poller = Phone(port, "127.0.201.1")

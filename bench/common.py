@@ -8,7 +8,6 @@ and ``.txt`` (gitignored) and are printed.
 
 from __future__ import annotations
 
-import http.client
 import json
 import math
 import os
@@ -75,46 +74,6 @@ def stop_process(proc: subprocess.Popen, timeout: float) -> None:
 def is_quick() -> bool:
     """True when ``BENCH_QUICK=1`` (or ``python -m bench --quick``): fewer runs, smaller bursts."""
     return os.environ.get("BENCH_QUICK", "") not in ("", "0")
-
-
-class JsonClient:
-    """A JSON client of the table's HTTP API on one keep-alive connection (from
-    ``source``'s address if given), keeping the session cookie and sending the
-    CSRF token on writes; reconnects on the next call after a failed one."""
-
-    def __init__(self, port: int, source: str | None = None, timeout: float = 60.0) -> None:
-        self.port = port
-        self.source = source
-        self.timeout = timeout
-        self.conn: http.client.HTTPConnection | None = None
-        self.cookie = ""
-        self.csrf = ""
-
-    def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-        """One request: the status and the decoded JSON body (raw bytes if not JSON, None if empty)."""
-        if self.conn is None:
-            source = (self.source, 0) if self.source else None
-            self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout,
-                                                   source_address=source)
-        headers = {"Cookie": self.cookie} if self.cookie else {}
-        data = None
-        if body is not None:
-            data = json.dumps(body).encode()
-            headers["Content-Type"] = "application/json"
-            headers["X-CSRF-Token"] = self.csrf
-        try:
-            self.conn.request(method, path, body=data, headers=headers)
-            response = self.conn.getresponse()
-            raw = response.read()
-        except (OSError, http.client.HTTPException):
-            self.conn.close()
-            self.conn = None
-            raise
-        cookie = response.getheader("Set-Cookie")
-        if cookie:
-            self.cookie = cookie.split(";", 1)[0]
-        ctype = response.getheader("Content-Type", "")
-        return response.status, (json.loads(raw) if raw and ctype.startswith("application/json") else raw or None)
 
 
 class Stopwatch:

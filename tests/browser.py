@@ -240,11 +240,10 @@ class HttpSession(JsonClient):
         status, _, payload = self.call(method, path, body, headers)
         return status, payload
 
-    def login(self, pin: str = TEST_PIN) -> None:
+    def login(self, pin: str = TEST_PIN) -> "HttpSession":
         """Fetch a CSRF token and enter the PIN (a trusted session); ``start()`` alone fetches the token only."""
-        self.start()
-        status, data = self.request("POST", "/api/pin", {"pin": pin})
-        assert status == 200, data
+        super().login(pin)
+        return self
 
 
 def chromium_or_skip() -> str:
