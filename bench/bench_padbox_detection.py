@@ -481,6 +481,8 @@ def main(argv: list[str] | None = None) -> Report:
     ap.add_argument("--slot-us", type=float, default=None,
                     help="with --host: microseconds a sample slot (hostrun's default 16.5, plus up to 2 of jitter)")
     args = ap.parse_args(argv or [])
+    if args.slot_us is not None and (not args.host or args.slot_us <= 0):
+        ap.error("--slot-us needs --host and a positive number of microseconds")
     quick = args.quick or is_quick()
     rounds = args.rounds or (QUICK_ROUNDS if quick else DEFAULT_ROUNDS)
     started = time.perf_counter()
