@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: run test setup setup-test bench clean firmware
+.PHONY: run test lint setup setup-test bench clean firmware
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,8 +19,13 @@ setup-test: $(BIN)/python
 run: setup
 	$(BIN)/tabletop serve --pads sim
 
-## test: set up and run the whole test suite
-test: setup-test
+## lint: ruff and mypy with the settings in pyproject.toml (make test runs them first)
+lint: setup-test
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+## test: set up, lint, and run the whole test suite
+test: lint
 	$(BIN)/python -m pytest -ra $(PYTEST_ARGS)
 
 ## bench: run every benchmark under bench/

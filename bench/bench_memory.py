@@ -20,7 +20,6 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 from bench.common import Report, is_quick, mb, proc_kb, stop_process
 from web.json_client import JsonClient

@@ -58,7 +58,7 @@ def export_data(data_dir: Path, archive: Path) -> dict[str, Any]:
         finally:
             dst.close()
             src.close()
-        manifest = {
+        manifest: dict[str, Any] = {
             "format": 1,
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "tabletop_version": __version__,

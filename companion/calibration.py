@@ -30,7 +30,7 @@ from typing import Any, Mapping, Sequence
 
 from companion.errors import InputError, PadSourceError, RuleError
 from hardware import protocol as p
-from hardware.source import PadSource
+from hardware.source import LiveLevels, PadSource
 
 log = logging.getLogger(__name__)
 
@@ -340,15 +340,15 @@ class Calibrator:
     @property
     def supports_levels(self) -> bool:
         """Whether the source measures levels (so there is anything to calibrate)."""
-        return bool(getattr(self.source, "supports_levels", False))
+        return isinstance(self.source, LiveLevels) and self.source.supports_levels
 
-    def _require(self) -> Any:
-        if not self.supports_levels:
+    def _require(self) -> LiveLevels:
+        if not isinstance(self.source, LiveLevels) or not self.source.supports_levels:
             raise NoLevelsError(no_levels_message(self.source.name))
         return self.source
 
     def _connected(self) -> bool:
-        return bool(getattr(self.source, "connected", True))
+        return not isinstance(self.source, LiveLevels) or self.source.connected
 
     def describe(self) -> dict[str, Any]:
         """What the page needs first: support, pads, parameter ranges, current settings."""
@@ -429,18 +429,14 @@ class Calibrator:
     def _sample(self) -> None:
         """Keep the box streaming while wanted; take every new LVL line once.
 
-        A source with ``add_levels_listener`` (SerialPadBox) hands each LVL
-        line to :meth:`_take` on its reader thread as it arrives, so none is
-        missed however starved this thread is; this loop then only keeps the
-        box streaming. Other sources are polled with ``latest_levels()`` every
-        ``poll_s`` (10 ms against a line every 50 ms).
+        The source hands each LVL line to :meth:`_take` on its reader thread as
+        it arrives (a :class:`~hardware.source.LiveLevels` listener), so none is
+        missed however starved this thread is; this loop only keeps the box
+        streaming, looking every ``poll_s``.
         """
-        source = self.source
-        listen = getattr(source, "add_levels_listener", None)
-        last_at = (source.latest_levels() or {}).get("at_us")
+        source = self._require()
         asked = 0.0
-        if listen is not None:
-            listen(self._take)
+        source.add_levels_listener(self._take)
         try:
             while not self._closed.is_set():
                 now = time.monotonic()
@@ -452,11 +448,7 @@ class Calibrator:
                 if idle:
                     break
                 try:
-                    frame = {} if listen is not None else (source.latest_levels() or {})
-                    if frame and frame.get("at_us") != last_at:
-                        last_at = frame.get("at_us")
-                        self._take(frame)
-                    elif now - max(frame_seen, asked) > STALE_S and self._connected():
+                    if now - max(frame_seen, asked) > STALE_S and self._connected():
                         # Not streaming yet, or the box was reset (streaming is off after a reset).
                         asked = now
                         try:
@@ -470,8 +462,7 @@ class Calibrator:
                     self._closed.wait(STALE_S)
                 self._closed.wait(self.poll_s)
         finally:
-            if listen is not None:
-                source.remove_levels_listener(self._take)
+            source.remove_levels_listener(self._take)
         try:
             if self._connected():
                 source.stream_levels(False)

@@ -105,7 +105,8 @@ def _str(key: str, value: Any, choices: tuple[str, ...] | None = None) -> str:
 
 
 def _pin(value: Any) -> str:
-    if not isinstance(value, (str, int)) or isinstance(value, bool) or not str(value).isdigit() or not str(value).isascii() or not 4 <= len(str(value)) <= 12:
+    text = str(value)
+    if not isinstance(value, (str, int)) or isinstance(value, bool) or not text.isdigit() or not text.isascii() or not 4 <= len(text) <= 12:
         raise _type_error("server.pin", value, "4 to 12 digits, as a string such as \"4821\"")
     return str(value)
 
@@ -153,7 +154,8 @@ _SCALARS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "pads.sim.resolution_us": ("sim_resolution_us", lambda v: _int("pads.sim.resolution_us", v, 1, MAX_SIM_RESOLUTION_US)),
     "pads.gpio.pins": ("gpio_pins", _pins),
     "pads.gpio.mask_ms": ("gpio_mask_ms", lambda v: _number("pads.gpio.mask_ms", v, 0, 1000)),
-    "pads.gpio.pin_factory": ("gpio_pin_factory", lambda v: _str("pads.gpio.pin_factory", v, ("lgpio", "rpigpio", "pigpio", "native", "mock"))),
+    "pads.gpio.pin_factory": ("gpio_pin_factory",
+                              lambda v: _str("pads.gpio.pin_factory", v, ("lgpio", "rpigpio", "pigpio", "native", "mock"))),
     "pads.serial.port": ("serial_port", lambda v: _str("pads.serial.port", v) or None),
     "pads.serial.baud": ("serial_baud", lambda v: _int("pads.serial.baud", v, 9600, 2_000_000)),
     "pads.serial.hello_timeout_s": ("serial_hello_timeout_s", lambda v: _number("pads.serial.hello_timeout_s", v, 0.1, 60)),

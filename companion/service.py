@@ -24,7 +24,8 @@ import random
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping
+from functools import partial
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 from companion.broadcast import Broadcaster, Subscription, Update
 from companion.config import Config
@@ -36,6 +37,9 @@ from companion.store import EventStore, NewEvent, utc_now
 from companion.table import TableState, effective_events
 from hardware.hits import PadHit
 from hardware.source import PadSource, SourceNotice
+
+if TYPE_CHECKING:
+    from companion.calibration import Calibrator
 
 __all__ = ["TableService", "Update", "Subscription", "Reply"]
 
@@ -228,9 +232,9 @@ class TableService:
         return self._thread is not None and self._thread.is_alive() and not self._stopped
 
     @property
-    def calibration(self) -> "Calibrator":
+    def calibration(self) -> Calibrator:
         """Pad calibration (levels, thresholds, the guided check) on this table's source."""
-        from companion.calibration import Calibrator, calibrator_for  # noqa: F401  (lazy: only the page needs it)
+        from companion.calibration import calibrator_for  # lazy: only the page needs it
 
         return calibrator_for(self.source)
 
@@ -446,7 +450,7 @@ class TableService:
             if isinstance(item, PadHit):
                 self.stats["hits"] += 1
                 self._fire_deadlines(min(item.at_us, self.source.now_us()), at, logical=True)
-                self._pending += self._guarded(lambda: self._state.execute_hit(item, at), "hit %s", item)
+                self._pending += self._guarded(partial(self._state.execute_hit, item, at), "hit %s", item)
             elif isinstance(item, SourceNotice):
                 self._last_notice = {"kind": item.kind, "message": item.message}  # shown at once, stored or not
                 passed = self.notices.offer(item, time.monotonic())

@@ -498,9 +498,10 @@ class TableState:
         else:
             if isinstance(target_seq, bool) or not isinstance(target_seq, int):
                 raise InputError(f"'seq' must be an event number, got {target_seq!r}")
-            target = next((e for e in events if e["seq"] == target_seq), None)
-            if target is None:
+            found = next((e for e in events if e["seq"] == target_seq), None)
+            if found is None:
                 raise NotFoundError(f"event {target_seq} is not part of the running game ({a.title}, game {a.game_id})")
+            target = found
             if target["type"] in TABLE_EVENTS and target["type"] != "undo":
                 raise RuleError(f"event {target_seq} ({target['type']}) cannot be undone; undo game events or undos")
             if target["seq"] in undone:

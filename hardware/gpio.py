@@ -109,7 +109,8 @@ def load_pin_factory(name: str | None) -> Factory:
 def check_pins(pins: Sequence[Any]) -> tuple[int, ...]:
     """Validate BCM pin numbers for pads; ConfigError names ``pads.gpio.pins`` and what is valid."""
     if isinstance(pins, (str, bytes)) or not pins:
-        raise ConfigError(f"config key 'pads.gpio.pins': {pins!r} is not valid; expected a non-empty list of BCM pin numbers such as [17, 27]")
+        raise ConfigError(f"config key 'pads.gpio.pins': {pins!r} is not valid; "
+                          "expected a non-empty list of BCM pin numbers such as [17, 27]")
     out: list[int] = []
     for pin in pins:
         if isinstance(pin, bool) or not isinstance(pin, int) or pin not in GPIO_PINS:

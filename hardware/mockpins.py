@@ -29,6 +29,11 @@ class TimedMockPin(MockPin):
     (for :class:`TimedMockFactory` that is its manual clock).
     """
 
+    # Set by MockPin (gpiozero has no type hints): declared so the overrides type-check.
+    _state: bool
+    _last_change: float
+    states: list[PinState]
+
     def __init__(self, factory: MockFactory, info: object) -> None:
         self._pending_ticks: float | None = None
         super().__init__(factory, info)
@@ -46,7 +51,7 @@ class TimedMockPin(MockPin):
         self._last_change = self.factory.ticks()
         self.states = [PinState(0.0, self._state)]
 
-    def drive_low(self, ticks: float | None = None) -> None:  # type: ignore[override]
+    def drive_low(self, ticks: float | None = None) -> None:
         """Pull the pin low; the edge happened at ``ticks`` (default: the factory's now)."""
         self._pending_ticks = ticks
         try:
@@ -54,7 +59,7 @@ class TimedMockPin(MockPin):
         finally:
             self._pending_ticks = None
 
-    def drive_high(self, ticks: float | None = None) -> None:  # type: ignore[override]
+    def drive_high(self, ticks: float | None = None) -> None:
         """Let the pin go high; the edge happened at ``ticks`` (default: the factory's now)."""
         self._pending_ticks = ticks
         try:
@@ -75,7 +80,7 @@ class TimedMockFactory(MockFactory):
         self._clock = float(start)
         self._clock_lock = threading.Lock()
 
-    def ticks(self) -> float:  # type: ignore[override]
+    def ticks(self) -> float:
         with self._clock_lock:
             return self._clock
 

@@ -83,7 +83,7 @@ class SerialPadBox(PadSource):
         self.silence_timeout_s = silence_timeout_s
         self.retry_s = retry_s
         self.protocol = p.PadBoxProtocol()
-        self.serial: serial.SerialBase | None = None
+        self.serial: serial.Serial | None = None
         self.hello: p.Hello | None = None
         self.connected_port: str | None = None
         self.offset_us = 0
@@ -280,7 +280,7 @@ class SerialPadBox(PadSource):
             except Exception as exc:  # the thread must survive anything and keep trying
                 self._lost(f"pad box error on {self.connected_port}: {exc}")
 
-    def _open(self, device: str) -> serial.SerialBase | None:
+    def _open(self, device: str) -> serial.Serial | None:
         try:
             # exclusive: a second reader on the same port would steal half the lines
             return serial.serial_for_url(device, baudrate=self.baud, timeout=0.05, write_timeout=1.0, exclusive=True)
@@ -313,7 +313,7 @@ class SerialPadBox(PadSource):
         self._report_error("no pad box answered: " + "; ".join(problems))
         return False
 
-    def _await_hello(self, port: serial.SerialBase, device: str) -> str | None:
+    def _await_hello(self, port: serial.Serial, device: str) -> str | None:
         """Ask for HELLO (repeatedly: the board may be rebooting) until one arrives or time is up."""
         with self._state:
             self._bank_counters()
@@ -398,7 +398,7 @@ class SerialPadBox(PadSource):
                 self._replies.put(ev)
 
     def _on_levels(self, ev: p.Levels) -> None:
-        frame = {"at_us": self.offset_us + ev.device_us, "levels": list(ev.levels), "peaks": list(ev.peaks)}
+        frame: dict[str, Any] = {"at_us": self.offset_us + ev.device_us, "levels": list(ev.levels), "peaks": list(ev.peaks)}
         with self._state:
             self._levels = frame
             listeners = self._level_listeners

@@ -7,7 +7,7 @@ import queue
 import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Union
+from typing import Any, Callable, ClassVar, Protocol, Union, runtime_checkable
 
 from hardware.hits import PadHit
 
@@ -29,6 +29,52 @@ class SourceNotice:
 
 #: What a source puts on its queue.
 SourceItem = Union[PadHit, SourceNotice]
+
+
+#: What a levels listener is handed: ``{"at_us", "levels", "peaks"}``.
+LevelsListener = Callable[[dict[str, Any]], None]
+
+
+@runtime_checkable
+class LiveLevels(Protocol):
+    """A capability: a source that measures contact levels and keeps per-pad thresholds.
+
+    Only the serial pad box (real or ``tabletop emulate``) has it; calibration
+    asks ``isinstance(source, LiveLevels)`` instead of probing for methods.
+    """
+
+    @property
+    def connected(self) -> bool:
+        """Whether the box is there to answer now."""
+        ...
+
+    def latest_levels(self) -> dict[str, Any]:
+        """The latest frame ``{"at_us", "levels", "peaks"}``, or {}."""
+        ...
+
+    def stream_levels(self, on: bool) -> None:
+        """Start or stop live level streaming."""
+        ...
+
+    def add_levels_listener(self, listener: LevelsListener) -> None:
+        """Call ``listener(frame)`` for every frame as it arrives."""
+        ...
+
+    def remove_levels_listener(self, listener: LevelsListener) -> None:
+        """Stop calling ``listener``."""
+        ...
+
+    def read_config(self) -> dict[int, dict[str, int]]:
+        """Every pad's settings as the source reports them."""
+        ...
+
+    def set_param(self, pad: int, name: str, value: int) -> None:
+        """Set one parameter of one pad (not kept over a reset until ``save``)."""
+        ...
+
+    def save(self) -> None:
+        """Keep the current settings over a reset."""
+        ...
 
 
 class PadSource(ABC):

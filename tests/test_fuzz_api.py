@@ -333,7 +333,7 @@ def test_every_table_command_answers_generated_arguments_without_a_5xx_or_a_chan
                 args = data.draw(st.dictionaries(keys, json_values(st.one_of(scalars, seen), keys), max_size=4),
                                  label="args")
                 tried.add(name)
-                table.check(lambda: table.trusted.post("/api/command", json={"name": name, "args": args}),
+                table.check(lambda name=name, args=args: table.trusted.post("/api/command", json={"name": name, "args": args}),
                             f"{name} {args!r}")
 
     probe()
@@ -376,7 +376,7 @@ def test_every_game_command_answers_generated_arguments_without_a_5xx_or_a_chang
                 args.update(data.draw(st.one_of(st.just({}), st.just({}), st.dictionaries(keys, values, min_size=1, max_size=2)),
                                       label="other args"))
                 tried.add(name)
-                table.check(lambda: table.trusted.post("/api/command", json={"name": name, "args": args}),
+                table.check(lambda name=name, args=args: table.trusted.post("/api/command", json={"name": name, "args": args}),
                             f"{kind} {name} {args!r}")
 
     probe()

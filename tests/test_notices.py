@@ -175,7 +175,7 @@ def test_a_megabyte_of_noise_on_the_serial_line_adds_a_handful_of_events(tmp_pat
             emu.send_line(f"HB {emu.now_us()}")  # the next line arrives: a gap of one before it
             sent += len(burst) + 1 + len(line)
             if i % 10 == 9:  # the emulator never blocks: let the host read before the pty buffer fills
-                wait_until(lambda: source.status()["counters"]["bytes"] - base >= sent, "the host reading", timeout=WAIT_S)
+                wait_until(lambda sent=sent: source.status()["counters"]["bytes"] - base >= sent, "the host reading", timeout=WAIT_S)
         assert sent - 4000 * len(line) >= 1_000_000  # a megabyte of noise, not counting the box's own lines
         wait_until(lambda: source.status()["counters"]["dropped"] >= bursts, "every gap seen", timeout=WAIT_S)
         events = notice_events(service)[before:]

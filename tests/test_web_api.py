@@ -11,7 +11,7 @@ import logging
 import stat
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from flask import Flask

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import re
 from typing import Any
 
@@ -42,7 +41,7 @@ def health() -> ResponseReturnValue:
         source_status = service.source.status()
     except Exception as exc:  # a failing source must not hide the health page
         source_status = {"error": str(exc)}
-    table_status = service.status() if hasattr(service, "status") else {"running": True}
+    table_status = service.status()
     running = bool(table_status.get("running", True)) and not table.stopping.is_set()
     problem = table_status.get("log_problem")
     body: dict[str, Any] = {"status": "ok" if running else "stopping"}

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from flask import current_app, jsonify, request
-from flask.typing import ResponseReturnValue
+from flask import Response, current_app, jsonify, request
 
 from companion.errors import InputError
 
@@ -35,7 +34,7 @@ def current_service() -> "TableService":
     return current_table().service
 
 
-def error_response(status: int, message: str, headers: dict[str, str] | None = None) -> ResponseReturnValue:
+def error_response(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
     """The one error shape of the API: ``{"error": "..."}`` with a 4xx/5xx status."""
     response = jsonify(error=message)
     response.status_code = status

@@ -23,7 +23,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Generator, Iterator
 
 from companion.text import dumps_json, encode_utf8
 
@@ -150,7 +150,7 @@ class EventStream:
             if done:
                 return
 
-    def _generate(self) -> Iterator[str | bytes]:
+    def _generate(self) -> Generator[str | bytes, None, None]:
         subscription = self.service.subscribe()
         try:
             yield f"retry: {int(self.retry_ms)}\n" + comment("tabletop live stream")

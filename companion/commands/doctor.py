@@ -127,7 +127,9 @@ def check_config(path: str | os.PathLike[str] | None) -> tuple[Check, Config]:
     try:
         config = load_config(found)
     except ConfigError as exc:
-        return Check("config", FAIL, f"{found}: {exc}", ("the other checks use the defaults",), {"path": str(found), "error": str(exc)}), Config()
+        failed = Check("config", FAIL, f"{found}: {exc}", ("the other checks use the defaults",),
+                       {"path": str(found), "error": str(exc)})
+        return failed, Config()
     details = (f"pads: {config.pads_source}, {config.pads_count} pads", f"data dir: {config.data_dir}")
     return Check("config", OK, f"{found}", details, {"path": str(found)}), config
 
@@ -136,7 +138,8 @@ def check_data_dir(data_dir: Path) -> Check:
     """Whether the data directory exists (or can be created), is writable, and is the user's alone."""
     data_dir = Path(data_dir).expanduser()
     if data_dir.exists() and not data_dir.is_dir():
-        return Check("data dir", FAIL, f"{data_dir} exists but is not a directory; move it away or set data_dir", (), {"path": str(data_dir)})
+        return Check("data dir", FAIL, f"{data_dir} exists but is not a directory; move it away or set data_dir", (),
+                     {"path": str(data_dir)})
     if data_dir.is_dir():
         try:
             with tempfile.NamedTemporaryFile(dir=data_dir, prefix=".doctor-"):

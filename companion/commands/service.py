@@ -71,7 +71,8 @@ def build_spec(args: argparse.Namespace) -> ServiceSpec:
     except KeyError:
         raise ConfigError(f"--user {user!r}: no such user on this machine") from None
     if entry.pw_uid == 0:
-        raise ConfigError("the service must run as an ordinary user, not root: run `sudo tabletop install-service` from your own account, or pass --user NAME")
+        raise ConfigError("the service must run as an ordinary user, not root: "
+                          "run `sudo tabletop install-service` from your own account, or pass --user NAME")
     if not 1 <= args.port <= 65535:
         raise ConfigError(f"--port {args.port}: expected 1 to 65535")
     data = Path(args.data).expanduser() if args.data else Path(entry.pw_dir) / DEFAULT_DATA_DIR.removeprefix("~/")
@@ -111,7 +112,8 @@ def install(args: argparse.Namespace) -> int:
     for group in missing:
         print(f"warning: group {group!r} does not exist here; on Raspberry Pi OS it does (GPIO and serial access)")
     if missing:
-        unit = unit.replace(f"SupplementaryGroups={' '.join(GROUPS)}", f"SupplementaryGroups={' '.join(g for g in GROUPS if g not in missing)}")
+        present = " ".join(g for g in GROUPS if g not in missing)
+        unit = unit.replace(f"SupplementaryGroups={' '.join(GROUPS)}", f"SupplementaryGroups={present}")
     unit_path = Path(args.unit_dir) / UNIT_NAME
     _write(unit_path, unit)
     print(f"wrote {unit_path}")

@@ -35,7 +35,7 @@ from companion.games.taco_cards import (
     shuffled_deck,
     word_at,
 )
-from companion.games.taco_judge import flinch_verdict, ms, ordered, rotation, slap_verdict
+from companion.games.taco_judge import flinch_verdict, ms, ordered, slap_verdict
 from companion.games.taco_settings import check_settings, default_settings
 from hardware.hits import HitKind, PadHit
 
@@ -430,15 +430,15 @@ class TacoGame(Game):
             if card_at is None:
                 return [Event("flinched", {**h, "reason": "slapped when no slap was due"})]
             # A flinch stopped a due card: later hits are flinches only if they would have been anyway.
-            why = self._early(at, card_at)
-            if why is None:
+            early = self._early(at, card_at)
+            if early is None:
                 return [self._ignored(h, "the round was already stopped by a flinch")]
-            return [Event("flinched", {**h, "reason": why})]
+            return [Event("flinched", {**h, "reason": early})]
         # a due window
         card_at = w["card_at"]
-        why = self._early(at, card_at)
-        if why is not None:
-            return [Event("flinched", {**h, "reason": why})]
+        early = self._early(at, card_at)
+        if early is not None:
+            return [Event("flinched", {**h, "reason": early})]
         if at > card_at + self.timeout_us:
             return [self._ignored(h, "after the slap window closed")]
         if any(x["player"] == pid for x in w["hits"]):
@@ -499,7 +499,7 @@ class TacoGame(Game):
         pid = self.beat_seat
         word = word_at(self.beat_index)
         if not any(self.piles.values()):
-            judged = {
+            judged: dict[str, Any] = {
                 "kind": "stalled",
                 "timing": None,
                 "ref_us": None,

@@ -44,8 +44,8 @@ def game_stats(events: Iterable[Mapping[str, Any]]) -> dict[int, dict[str, Any]]
                                     "last": 0, "won": False})
 
     for event in events:
-        etype = event["type"] if isinstance(event, Mapping) else event.type  # type: ignore[attr-defined]
-        data = event["data"] if isinstance(event, Mapping) else event.data  # type: ignore[attr-defined]
+        etype = event["type"] if isinstance(event, Mapping) else event.type
+        data = event["data"] if isinstance(event, Mapping) else event.data
         if etype == "dealt":
             for hand in data.get("hands", []):
                 row(hand["player"])

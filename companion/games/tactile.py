@@ -156,7 +156,8 @@ class TacTile(Game):
         if isinstance(res, int) and not isinstance(res, bool):
             res = {c: res for c in COLOURS}
         if not isinstance(res, Mapping) or set(res) != set(COLOURS):
-            raise InputError(f"'resources' must be a count per colour ({', '.join(COLOURS)}) or one count for all, got {out['resources']!r}")
+            raise InputError(f"'resources' must be a count per colour ({', '.join(COLOURS)}) or one count for all, "
+                             f"got {out['resources']!r}")
         for colour, n in res.items():
             if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= 99:
                 raise InputError(f"'resources.{colour}' must be a whole number from 0 to 99, got {n!r}")
@@ -329,7 +330,8 @@ class TacTile(Game):
             self._turn_starts.pop()
             self.state = copy.deepcopy(self._turn_starts[-1])
             self.state.log = s.log  # the log keeps what happened, then says it was taken back
-            self.state.note(f"turns {data['to_turn']}-{data['from_turn']} taken back: turn {data['to_turn']} again, {self.state.who(self.state.current)} to play")
+            self.state.note(f"turns {data['to_turn']}-{data['from_turn']} taken back: turn {data['to_turn']} again, "
+                            f"{self.state.who(self.state.current)} to play")
             self._clock(None, data.get("at_us"))  # the replayed turn is timed afresh
             self._last_step = None
             return

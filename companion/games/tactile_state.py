@@ -182,7 +182,7 @@ class TactileState:
         if ally is None:
             if scored(pid) < 2:
                 return []
-            tiles = {d.scored_on for d in self.discs_of(pid)}
+            tiles = {d.scored_on for d in self.discs_of(pid) if d.scored_on is not None}
             if self.mode != "brawl" or len(tiles) == 2:
                 self.phase, self.winners = "over", [pid]
                 self.reason = f"{self.who(pid)} scored both discs: {self.mode.capitalize()} Victory"
