@@ -221,6 +221,7 @@ class TableState:
             "uses_pads": cls.uses_pads,
             "commands": [{"name": s.name, "summary": s.summary, "args": list(s.args)} for s in cls.command_specs],
             "settings": {**cls.default_settings(), **self.game_defaults.get(cls.kind, {})},
+            "setting_specs": [spec.to_dict() for spec in cls.setting_specs],
         }
 
     def player(self, ref: Any) -> Player:

@@ -17,9 +17,10 @@ event, so replay never depends on a random generator. Time comes from
 
 from __future__ import annotations
 
+import copy
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Iterable, Mapping, Sequence
+from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from companion.errors import InputError, RuleError
 from hardware.hits import PadHit
@@ -67,16 +68,138 @@ class Event:
 
 @dataclass(frozen=True, slots=True)
 class CommandSpec:
-    """What the web and docs need to know about one game command.
+    """What the web and docs need to know about one command (a game's or the table's).
 
-    ``args`` names every argument the command takes: a game that checks its
-    commands with :meth:`Game.check_command` refuses any other by name, so a
-    script's typo is a clear 400 instead of a silently ignored argument.
+    ``args`` names every argument the command takes: :func:`check_command`
+    refuses any other by name, so a script's typo is a clear 400 instead of a
+    silently ignored argument.
     """
 
     name: str
     summary: str
     args: tuple[str, ...] = ()
+
+
+#: A command handler: a method taking the command, returning what it decided.
+Handler = Callable[[Any, Command], Any]
+
+
+def command(name: str, summary: str, args: Iterable[str] = ()) -> Callable[[Handler], Handler]:
+    """Method decorator: declare the command ``name`` with its arguments; the method decides it.
+
+    Every game and the table itself declare their commands this way; the
+    class's :class:`CommandTable` (built by :func:`command_table`) validates a
+    command's name and arguments once and routes it to its method.
+    """
+    spec = CommandSpec(name, summary, tuple(args))
+
+    def mark(method: Handler) -> Handler:
+        method.__command_spec__ = spec  # type: ignore[attr-defined]
+        return method
+
+    return mark
+
+
+@dataclass(frozen=True)
+class CommandTable:
+    """The commands one class declares with :func:`command`, in declaration order, and their methods."""
+
+    owner: str
+    specs: tuple[CommandSpec, ...]
+    handlers: Mapping[str, Handler]
+
+    def names(self) -> frozenset[str]:
+        """The name of every declared command."""
+        return frozenset(spec.name for spec in self.specs)
+
+    def check(self, cmd: Command) -> CommandSpec:
+        """The spec of ``cmd``, or InputError naming an unknown command or an argument it does not take."""
+        spec = next((s for s in self.specs if s.name == cmd.name), None)
+        if spec is None:
+            raise InputError(f"{self.owner} has no command '{cmd.name}'; commands: {', '.join(sorted(self.names()))}")
+        refuse_unknown_args(cmd.name, cmd.args, spec.args)
+        return spec
+
+    def route(self, target: Any, cmd: Command) -> Any:
+        """Check ``cmd`` once, then hand it to the method that declared it."""
+        spec = self.check(cmd)
+        return self.handlers[spec.name](target, cmd)
+
+
+def command_table(cls: type, owner: str) -> CommandTable:
+    """Every :func:`command` method of ``cls`` and its bases (a subclass's own win), in declaration order."""
+    specs: dict[str, CommandSpec] = {}
+    handlers: dict[str, Handler] = {}
+    for klass in reversed(cls.__mro__):
+        for value in vars(klass).values():
+            spec = getattr(value, "__command_spec__", None)
+            if isinstance(spec, CommandSpec):
+                specs[spec.name] = spec
+                handlers[spec.name] = value
+    return CommandTable(owner, tuple(specs.values()), handlers)
+
+
+#: What kind of input a setting takes (the start form draws one input per kind).
+SETTING_TYPES = ("number", "bool", "choice", "player", "counts", "string")
+
+
+@dataclass(frozen=True, slots=True)
+class SettingSpec:
+    """One game setting, declared once: its default and how a person sets it.
+
+    The table sends every spec in ``games_available[].setting_specs`` and the
+    start form is drawn from them, so nothing in the browser repeats a label,
+    unit or range. The game's ``validate_settings`` still has the last word.
+
+    Attributes:
+        key: the setting's name in ``start_game``'s ``settings``.
+        default: its value when not given (a copy is handed out each time).
+        label: what the start form calls it.
+        type: one of :data:`SETTING_TYPES`.
+        unit: shown after the input (``ms``, ``points``, ``cards``).
+        min, max: the whole-number range a ``number`` (or each ``counts`` entry) may take.
+        hint: what an empty value means, or a short note.
+        choices: for ``choice``: (value, label) pairs.
+        empty: for ``player``: what no player means ("first seat", "random").
+        random: for ``player``: "random" is also allowed.
+        advanced: folded away under "Advanced" on the start form.
+    """
+
+    key: str
+    default: Any
+    label: str
+    type: str = "number"
+    unit: str | None = None
+    min: int | None = None
+    max: int | None = None
+    hint: str | None = None
+    choices: tuple[tuple[str, str], ...] = ()
+    empty: str | None = None
+    random: bool = False
+    advanced: bool = False
+
+    def __post_init__(self) -> None:
+        if self.type not in SETTING_TYPES:
+            raise ValueError(f"setting '{self.key}': type must be one of {', '.join(SETTING_TYPES)}, got {self.type!r}")
+
+    def fresh_default(self) -> Any:
+        """The default, copied so no game shares a mutable default with another."""
+        return copy.deepcopy(self.default)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready, without the empty fields."""
+        out: dict[str, Any] = {"key": self.key, "label": self.label, "type": self.type, "default": self.fresh_default()}
+        for name in ("unit", "min", "max", "hint", "empty"):
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
+        if self.choices:
+            out["choices"] = [list(c) for c in self.choices]
+        if self.random:
+            out["random"] = True
+        if self.advanced:
+            out["advanced"] = True
+        return out
 
 
 class Game(ABC):
@@ -90,6 +213,8 @@ class Game(ABC):
     uses_pads: ClassVar[bool] = False
     #: The commands ``decide`` accepts, for the API docs and for routing.
     command_specs: ClassVar[tuple[CommandSpec, ...]] = ()
+    #: Every setting, declared once (defaults, labels, ranges): see :class:`SettingSpec`.
+    setting_specs: ClassVar[tuple[SettingSpec, ...]] = ()
 
     def __init__(self, players: Sequence[Player], settings: Mapping[str, Any]) -> None:
         if not self.min_players <= len(players) <= self.max_players:
@@ -102,8 +227,8 @@ class Game(ABC):
     # ----- settings -------------------------------------------------------
     @classmethod
     def default_settings(cls) -> dict[str, Any]:
-        """Every setting with its default."""
-        return {}
+        """Every setting with its default, from :attr:`setting_specs`."""
+        return {spec.key: spec.fresh_default() for spec in cls.setting_specs}
 
     @classmethod
     def validate_settings(cls, settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -123,6 +248,17 @@ class Game(ABC):
         """Events that begin the game (a deal, a board layout). Default: none."""
         return []
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        table = command_table(cls, getattr(cls, "title", cls.__name__))
+        if table.specs:
+            # Declared with @command: the specs the API lists come from the methods themselves.
+            cls.command_specs = table.specs
+        cls._commands = table
+
+    #: Built for each subclass from its @command methods.
+    _commands: ClassVar[CommandTable]
+
     @classmethod
     def command_names(cls) -> frozenset[str]:
         """The names of every command ``decide`` accepts."""
@@ -131,15 +267,21 @@ class Game(ABC):
     @classmethod
     def check_command(cls, command: Command) -> CommandSpec:
         """The spec of ``command``, or InputError naming an unknown command or an argument it does not take."""
-        spec = next((s for s in cls.command_specs if s.name == command.name), None)
-        if spec is None:
-            raise InputError(f"{cls.title} has no command '{command.name}'; commands: {', '.join(sorted(cls.command_names()))}")
-        refuse_unknown_args(command.name, command.args, spec.args)
-        return spec
+        return CommandTable(cls.title, cls.command_specs, {}).check(command)
 
-    @abstractmethod
     def decide(self, command: Command) -> list[Event]:
-        """Events caused by ``command``, or RuleError/InputError with the reason. Never mutates."""
+        """Events caused by ``command``, or RuleError/InputError with the reason. Never mutates.
+
+        Checks the command's name and arguments once against its :func:`command`
+        declaration, asks :meth:`before_command`, then hands it to the method that declared it.
+        """
+        spec = self._commands.check(command)
+        self.before_command(command)
+        result: list[Event] = self._commands.handlers[spec.name](self, command)
+        return result
+
+    def before_command(self, command: Command) -> None:
+        """Raise RuleError when no command may run now (the cards are not dealt). Default: always may."""
 
     def decide_hit(self, hit: PadHit, player: Player | None) -> list[Event]:
         """Events caused by a pad hit (``player`` is None for an unassigned pad). Default: none."""

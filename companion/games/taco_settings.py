@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from companion.errors import InputError
+from companion.games.base import SettingSpec
 from companion.games.taco_cards import DEFAULT_DECK, validate_deck
 
 MODES = ("digital", "physical")
@@ -29,16 +30,37 @@ TIMES_MS: dict[str, tuple[int, int, int]] = {
 }
 
 
+#: What the start form calls each timing setting, and whether it is folded away.
+TIME_LABELS: dict[str, tuple[str, bool]] = {
+    "tempo_ms": ("Time between flips", False),
+    "speedup_ms": ("Speed-up per flip", False),
+    "min_tempo_ms": ("Fastest flip", True),
+    "lead_in_ms": ("Lead-in before the first flip", True),
+    "after_verdict_ms": ("Pause after a verdict", True),
+    "timeout_ms": ("Slap window", True),
+    "grace_ms": ("Grace for late hits", True),
+    "false_start_ms": ("Too soon (flinch) under", True),
+    "mask_ms": ("Bounce mask", True),
+    "follow_ms": ("Follow time (physical)", True),
+    "settle_ms": ("Settle after a verdict (physical)", True),
+}
+
+#: Every setting, in the order the start form shows them.
+SETTING_SPECS: tuple[SettingSpec, ...] = (
+    SettingSpec("mode", "digital", "Cards", type="choice", choices=(("digital", "digital cards"), ("physical", "real cards"))),
+    SettingSpec("deck", dict(DEFAULT_DECK), "Deck", type="counts", unit="cards", min=0, advanced=True),
+    SettingSpec("cards_each", None, "Cards each", hint="auto: 12, 10 or 8 by table size", min=1, max=64),
+    SettingSpec("dealer", None, "Dealer", type="player", empty="first seat", random=True),
+    SettingSpec("quorum", None, "Slaps that close a pile (physical)", hint="auto: more than half the table",
+                min=1, max=8, advanced=True),
+    *(SettingSpec(key, default, TIME_LABELS[key][0], unit="ms", min=lo, max=hi, advanced=TIME_LABELS[key][1])
+      for key, (default, lo, hi) in TIMES_MS.items()),
+)
+
+
 def default_settings() -> dict[str, Any]:
     """Every setting with its default value."""
-    return {
-        "mode": "digital",
-        "deck": dict(DEFAULT_DECK),
-        "cards_each": None,
-        "dealer": None,
-        "quorum": None,
-        **{key: spec[0] for key, spec in TIMES_MS.items()},
-    }
+    return {spec.key: spec.fresh_default() for spec in SETTING_SPECS}
 
 
 def check_settings(settings: Mapping[str, Any], player_ids: list[int] | None = None) -> dict[str, Any]:

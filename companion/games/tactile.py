@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 
 from companion.errors import InputError, RuleError
 from companion.games import register
-from companion.games.base import Command, CommandSpec, Event, Game, Player
+from companion.games.base import Command, CommandSpec, Event, Game, Player, SettingSpec
 from companion.games.tactile_actions import Action, LegalActions, candidates_for, why_illegal
 from companion.games.tactile_board import (
     COLOURS,
@@ -133,18 +133,17 @@ class TacTile(Game):
         self._last_step: tuple[int, int] | None = None
 
     # ----- settings -------------------------------------------------------------
-    @classmethod
-    def default_settings(cls) -> dict[str, Any]:
-        return {
-            "layout": "shuffle",
-            "tiles": {c: 8 for c in COLOURS},
-            "resources": {c: 16 for c in COLOURS},
-            "deck_size": 120,
-            "first_player": None,
-            "push_needs_contact": False,
-            "pad_ends_turn": True,
-            "brawl_one_disc_per_tile": False,
-        }
+    setting_specs = (
+        SettingSpec("layout", "shuffle", "Board tiles", type="choice", choices=(("shuffle", "shuffled"), ("enter", "entered by hand"))),
+        SettingSpec("tiles", dict.fromkeys(COLOURS, 8), "Tiles", type="counts", unit="each", min=0, advanced=True),
+        SettingSpec("resources", dict.fromkeys(COLOURS, 16), "Resources", type="counts", unit="each", min=0, max=99, advanced=True),
+        SettingSpec("deck_size", 120, "Deck", unit="cards", min=MARKET_SIZE, max=1000, advanced=True),
+        SettingSpec("first_player", None, "First player", type="player", empty="first seat"),
+        SettingSpec("push_needs_contact", False, "Push needs contact", type="bool"),
+        SettingSpec("pad_ends_turn", True, "A pad slap ends the turn", type="bool"),
+        SettingSpec("brawl_one_disc_per_tile", False, "House rule: one disc on each Brawl score tile (3 players)",
+                    type="bool", advanced=True),
+    )
 
     @classmethod
     def validate_settings(cls, settings: Mapping[str, Any]) -> dict[str, Any]:

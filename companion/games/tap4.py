@@ -20,7 +20,7 @@ from typing import Any, Mapping, Sequence
 
 from companion.errors import InputError, RuleError
 from companion.games import register
-from companion.games.base import Command, CommandSpec, Event, Game, Player, require
+from companion.games.base import Command, CommandSpec, Event, Game, Player, SettingSpec, require
 from companion.games.tap4_scoring import (
     CARD_KEYS,
     DECK,
@@ -77,10 +77,11 @@ class Tap4(Game):
         self._plan = deal_plan(len(self.players))
 
     # ----- settings -------------------------------------------------------
-    @classmethod
-    def default_settings(cls) -> dict[str, Any]:
-        """``target``: the total that ends the game; ``first_starter``: player id starting round 1 (None: first seat)."""
-        return {"target": 150, "first_starter": None}
+    #: ``target``: the total that ends the game; ``first_starter``: player id starting round 1 (None: first seat).
+    setting_specs = (
+        SettingSpec("target", 150, "Game ends at", unit="points", min=1, max=10000),
+        SettingSpec("first_starter", None, "First to start", type="player", empty="first seat"),
+    )
 
     @classmethod
     def validate_settings(cls, settings: Mapping[str, Any]) -> dict[str, Any]:

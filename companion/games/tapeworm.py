@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 
 from companion.errors import InputError, RuleError
 from companion.games import register
-from companion.games.base import Command, CommandSpec, Event, Game, Player, require_int
+from companion.games.base import Command, CommandSpec, Event, Game, Player, SettingSpec, require_int
 
 #: Cards each player is dealt.
 HAND_SIZE = 5
@@ -72,10 +72,11 @@ class Tapeworm(Game):
         self.state = TapewormState()
 
     # ----- settings -------------------------------------------------------
-    @classmethod
-    def default_settings(cls) -> dict[str, Any]:
-        # The rulebook gives no deck size; 60 fits a 2-8 player deal with a deck left over.
-        return {"deck_size": 60, "first_player": None}
+    # The rulebook gives no deck size; 60 fits a 2-8 player deal with a deck left over.
+    setting_specs = (
+        SettingSpec("deck_size", 60, "Deck", unit="cards", min=2 * HAND_SIZE + 1, max=500),
+        SettingSpec("first_player", None, "First player", type="player", empty="random"),
+    )
 
     @classmethod
     def validate_settings(cls, settings: Mapping[str, Any]) -> dict[str, Any]:

@@ -132,41 +132,13 @@
    * type: number (null = empty with an "auto" placeholder), player (a seat
    * picker; "" = null), choice, counts (a dict of whole numbers). Settings marked
    * advanced go into a folded <details>, so the form fits one phone screen. */
-  var SETTING_INFO = {
-    "taco.mode": { label: "Cards", type: "choice", choices: [["digital", "digital cards"], ["physical", "real cards"]] },
-    "taco.tempo_ms": { label: "Time between flips", unit: "ms", min: 200 },
-    "taco.speedup_ms": { label: "Speed-up per flip", unit: "ms", min: 0 },
-    "taco.min_tempo_ms": { label: "Fastest flip", unit: "ms", min: 200, advanced: true },
-    "taco.cards_each": { label: "Cards each", hint: "auto: 12, 10 or 8 by table size", min: 1, max: 64 },
-    "taco.dealer": { label: "Dealer", type: "player", empty: "first seat", random: true },
-    "taco.quorum": { label: "Slaps that close a pile (physical)", hint: "auto: more than half the table", min: 1, max: 8, advanced: true },
-    "taco.deck": { label: "Deck", type: "counts", unit: "cards", advanced: true },
-    "taco.lead_in_ms": { label: "Lead-in before the first flip", unit: "ms", min: 0, advanced: true },
-    "taco.after_verdict_ms": { label: "Pause after a verdict", unit: "ms", min: 0, advanced: true },
-    "taco.timeout_ms": { label: "Slap window", unit: "ms", min: 200, advanced: true },
-    "taco.grace_ms": { label: "Grace for late hits", unit: "ms", min: 0, advanced: true },
-    "taco.false_start_ms": { label: "Too soon (flinch) under", unit: "ms", min: 0, advanced: true },
-    "taco.mask_ms": { label: "Bounce mask", unit: "ms", min: 0, advanced: true },
-    "taco.follow_ms": { label: "Follow time (physical)", unit: "ms", min: 100, advanced: true },
-    "taco.settle_ms": { label: "Settle after a verdict (physical)", unit: "ms", min: 0, advanced: true },
-    "tap4.target": { label: "Game ends at", unit: "points", min: 1 },
-    "tap4.first_starter": { label: "First to start", type: "player", empty: "first seat" },
-    "tactile.first_player": { label: "First player", type: "player", empty: "first seat" },
-    "tactile.layout": { label: "Board tiles", type: "choice", choices: [["shuffle", "shuffled"], ["enter", "entered by hand"]] },
-    "tactile.pad_ends_turn": { label: "A pad slap ends the turn" },
-    "tactile.push_needs_contact": { label: "Push needs contact" },
-    "tactile.brawl_one_disc_per_tile": { label: "House rule: one disc on each Brawl score tile (3 players)", advanced: true },
-    "tactile.deck_size": { label: "Deck", unit: "cards", min: 1, advanced: true },
-    "tactile.resources": { label: "Resources", type: "counts", unit: "each", advanced: true },
-    "tactile.tiles": { label: "Tiles", type: "counts", unit: "each", advanced: true },
-    "tapeworm.deck_size": { label: "Deck", unit: "cards", min: 1 },
-    "tapeworm.first_player": { label: "First player", type: "player", empty: "random" }
-  };
-
-  function settingInfo(kind, key, value) {
-    var info = SETTING_INFO[kind + "." + key] || SETTING_INFO[key] || {};
+  // Labels, units, ranges and folding come from the game's own setting specs
+  // (games_available[].setting_specs, declared once in Python); a setting without
+  // one (a game that declares none) gets a label from its key and a type from its default.
+  function settingInfo(game, key, value) {
+    var spec = ((game && game.setting_specs) || []).filter(function (s) { return s.key === key; })[0] || {};
     var out = {};
-    Object.keys(info).forEach(function (k) { out[k] = info[k]; });
+    Object.keys(spec).forEach(function (k) { out[k] = spec[k]; });
     out.label = out.label || (key.charAt(0).toUpperCase() + key.slice(1)).replace(/_ms$/, "").replace(/_/g, " ");
     if (!out.unit && /_ms$/.test(key)) { out.unit = "ms"; }
     if (!out.type) {
@@ -208,7 +180,8 @@
       Object.keys(value || {}).forEach(function (sub) {
         var row = T.el("label", { "class": "setting" });
         row.appendChild(T.el("span", { "class": "setting-label" }, sub));
-        var input = numberInput({ "data-key": key, "data-sub": sub, "data-type": "counts" }, value[sub], { min: 0, placeholder: "0" });
+        var input = numberInput({ "data-key": key, "data-sub": sub, "data-type": "counts" }, value[sub],
+                                { min: info.min === undefined ? 0 : info.min, max: info.max, placeholder: "0" });
         row.appendChild(withUnit(input, info.unit));
         field.appendChild(row);
       });
@@ -296,7 +269,7 @@
     advanced.open = wasOpen;
     advanced.appendChild(T.el("summary", {}, "Advanced"));
     Object.keys(settings).forEach(function (k) {
-      var info = settingInfo(kind, k, defaults[k]);  // the type comes from the default
+      var info = settingInfo(game, k, defaults[k]);
       (info.advanced ? advanced : box).appendChild(settingInput(k, settings[k], info, state));
     });
     if (advanced.children.length > 1) { box.appendChild(advanced); }
