@@ -32,6 +32,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from companion.errors import StoreError
 from companion.private import create_private_file, restrict
+from companion.stored import stored_event
 
 log = logging.getLogger(__name__)
 
@@ -148,7 +149,7 @@ class NewEvent:
 
 def _row_to_dict(row: tuple[Any, ...]) -> dict[str, Any]:
     seq, at, game_id, type_, data, actor = row
-    return {"seq": seq, "at": at, "game_id": game_id, "type": type_, "data": json.loads(data), "actor": actor}
+    return stored_event(seq, at, game_id, type_, json.loads(data), actor)
 
 
 _COLUMNS = "seq, at, game_id, type, data, actor"

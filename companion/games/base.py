@@ -89,12 +89,15 @@ def command(name: str, summary: str, args: Iterable[str] = ()) -> Callable[[Hand
 
     Every game and the table itself declare their commands this way; the
     class's :class:`CommandTable` (built by :func:`command_table`) validates a
-    command's name and arguments once and routes it to its method.
+    command's name and arguments once and routes it to its method. Stacked on
+    one method, several commands share it (it reads ``command.name``); they are
+    listed top to bottom.
     """
     spec = CommandSpec(name, summary, tuple(args))
 
     def mark(method: Handler) -> Handler:
-        method.__command_spec__ = spec  # type: ignore[attr-defined]
+        # Decorators apply bottom-up: put this one first so the list reads as written.
+        method.__command_specs__ = (spec, *getattr(method, "__command_specs__", ()))  # type: ignore[attr-defined]
         return method
 
     return mark
@@ -132,8 +135,7 @@ def command_table(cls: type, owner: str) -> CommandTable:
     handlers: dict[str, Handler] = {}
     for klass in reversed(cls.__mro__):
         for value in vars(klass).values():
-            spec = getattr(value, "__command_spec__", None)
-            if isinstance(spec, CommandSpec):
+            for spec in getattr(value, "__command_specs__", ()):
                 specs[spec.name] = spec
                 handlers[spec.name] = value
     return CommandTable(owner, tuple(specs.values()), handlers)

@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 
 from companion.errors import InputError, RuleError
 from companion.games import register
-from companion.games.base import Command, CommandSpec, Event, Game, Player, SettingSpec
+from companion.games.base import Command, Event, Game, Player, SettingSpec, command
 from companion.games.tactile_actions import Action, LegalActions, candidates_for, why_illegal
 from companion.games.tactile_board import (
     COLOURS,
@@ -47,7 +47,6 @@ EVENT_OF: dict[str, str] = {
     "reset": "market_reset",
     "end_turn": "turn_ended",
 }
-ACTION_COMMANDS = frozenset({"move", "push", "gain", "buy", "swap", "reset_market", "end_turn"})
 LOG_LINES = 40
 
 
@@ -80,22 +79,6 @@ class TacTile(Game):
     min_players: ClassVar[int] = 2
     max_players: ClassVar[int] = 4
     uses_pads: ClassVar[bool] = True  # optional: a slap on your own pad ends your turn
-    command_specs: ClassVar[tuple[CommandSpec, ...]] = (
-        CommandSpec("move", "Move a disc: {disc, to, card?}; card = an active move card's id or \"basic\"; another player's disc is pushed",
-                    ("disc", "to", "card")),
-        CommandSpec("push", "Push another player's disc with an active push card: {disc, to, card?}", ("disc", "to", "card")),
-        CommandSpec("gain", "Gain a resource of a tile colour under one of your discs: {colour, card?}", ("colour", "card")),
-        CommandSpec("buy", "Buy the card in a market slot (1-6), paying its cost: {slot}", ("slot",)),
-        CommandSpec("swap", "Swap a resource with the stockpile {give, take}, or a card with your ally {card, ally_card}",
-                    ("give", "take", "card", "ally_card")),
-        CommandSpec("reset_market", "Replace the six cards of the market (a basic action)"),
-        CommandSpec("end_turn", "End the current player's turn"),
-        CommandSpec("undo_turn", "Take back the whole previous turn and anything since (PIN holder)"),
-        CommandSpec("enter_card", "Enter the card now showing in a market slot: {slot, colour, type, cost} or {slot, card}",
-                    ("slot", "colour", "type", "cost", "card")),
-        CommandSpec("place_tile", "Enter one tile of a dealt layout: {tile, colour}", ("tile", "colour")),
-        CommandSpec("set_layout", "Enter a whole dealt layout: {rows: six strings like \"hrygbh\"}", ("rows",)),
-    )
 
     def __init__(self, players: Sequence[Player], settings: Mapping[str, Any]) -> None:
         super().__init__(players, settings)
@@ -192,16 +175,31 @@ class TacTile(Game):
         """Every step carries its turn and step number (so undo knows what it takes back) and its time."""
         return {"turn": self.state.turn, "step": self.state.steps + 1, "player": self.state.current, "at_us": at_us, **data}
 
-    def decide(self, command: Command) -> list[Event]:
-        self.check_command(command)
-        name, args = command.name, command.args
-        if name in ACTION_COMMANDS:
-            return [self._decide_action(name, args, command.at_us)]
-        if name == "enter_card":
-            return [self._decide_enter_card(args, command.at_us)]
-        if name in ("place_tile", "set_layout"):
-            return [self._decide_layout(name, args, command.at_us)]
+    @command("move", "Move a disc: {disc, to, card?}; card = an active move card's id or \"basic\"; another player's disc is pushed",
+             ("disc", "to", "card"))
+    @command("push", "Push another player's disc with an active push card: {disc, to, card?}", ("disc", "to", "card"))
+    @command("gain", "Gain a resource of a tile colour under one of your discs: {colour, card?}", ("colour", "card"))
+    @command("buy", "Buy the card in a market slot (1-6), paying its cost: {slot}", ("slot",))
+    @command("swap", "Swap a resource with the stockpile {give, take}, or a card with your ally {card, ally_card}",
+             ("give", "take", "card", "ally_card"))
+    @command("reset_market", "Replace the six cards of the market (a basic action)")
+    @command("end_turn", "End the current player's turn")
+    def _on_action(self, command: Command) -> list[Event]:
+        return [self._decide_action(command.name, command.args, command.at_us)]
+
+    @command("undo_turn", "Take back the whole previous turn and anything since (PIN holder)")
+    def _on_undo_turn(self, command: Command) -> list[Event]:
         return [self._decide_undo_turn(command.at_us)]
+
+    @command("enter_card", "Enter the card now showing in a market slot: {slot, colour, type, cost} or {slot, card}",
+             ("slot", "colour", "type", "cost", "card"))
+    def _on_enter_card(self, command: Command) -> list[Event]:
+        return [self._decide_enter_card(command.args, command.at_us)]
+
+    @command("place_tile", "Enter one tile of a dealt layout: {tile, colour}", ("tile", "colour"))
+    @command("set_layout", "Enter a whole dealt layout: {rows: six strings like \"hrygbh\"}", ("rows",))
+    def _on_layout(self, command: Command) -> list[Event]:
+        return [self._decide_layout(command.name, command.args, command.at_us)]
 
     def decide_hit(self, hit: PadHit, player: Player | None) -> list[Event]:
         """With ``pad_ends_turn``, a slap on the current player's own pad ends their turn."""

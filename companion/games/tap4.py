@@ -20,7 +20,7 @@ from typing import Any, Mapping, Sequence
 
 from companion.errors import InputError, RuleError
 from companion.games import register
-from companion.games.base import Command, CommandSpec, Event, Game, Player, SettingSpec, require
+from companion.games.base import Command, Event, Game, Player, SettingSpec, command, require
 from companion.games.tap4_scoring import (
     CARD_KEYS,
     DECK,
@@ -58,14 +58,6 @@ class Tap4(Game):
     title = "Tap 4"
     min_players = 2
     max_players = 6
-    command_specs = (
-        CommandSpec("enter_round", "Record a round: entries [{player, out: true} | {player, total} | {player, cards}]",
-                    ("entries",)),
-        CommandSpec("edit_round", "Correct a past round: round (1-based) and entries, as for enter_round",
-                    ("round", "entries")),
-        CommandSpec("choose_starter", "Before round 1: the player who starts it (the rulebook says the youngest)",
-                    ("player",)),
-    )
 
     def __init__(self, players: Sequence[Player], settings: Mapping[str, Any]) -> None:
         super().__init__(players, settings)
@@ -137,17 +129,10 @@ class Tap4(Game):
         return self._ending_round(self._rounds) is not None
 
     # ----- decide ---------------------------------------------------------
-    def decide(self, command: Command) -> list[Event]:
-        self.check_command(command)
-        if command.name == "enter_round":
-            return self._decide_enter(command)
-        if command.name == "edit_round":
-            return self._decide_edit(command)
-        return self._decide_starter(command)
-
     def _entries(self, command: Command) -> list[dict[str, Any]]:
         return check_round([(p.id, p.name) for p in self.players], command.args.get("entries"))
 
+    @command("enter_round", "Record a round: entries [{player, out: true} | {player, total} | {player, cards}]", ("entries",))
     def _decide_enter(self, command: Command) -> list[Event]:
         if self.over:
             raise RuleError("the game is over: a player reached the target; edit or undo a round to correct it")
@@ -167,6 +152,7 @@ class Tap4(Game):
             )
         ]
 
+    @command("edit_round", "Correct a past round: round (1-based) and entries, as for enter_round", ("round", "entries"))
     def _decide_edit(self, command: Command) -> list[Event]:
         if not self._rounds:
             raise RuleError("no round has been entered yet; enter one first")
@@ -205,6 +191,7 @@ class Tap4(Game):
             )
         ]
 
+    @command("choose_starter", "Before round 1: the player who starts it (the rulebook says the youngest)", ("player",))
     def _decide_starter(self, command: Command) -> list[Event]:
         if self._rounds:
             raise RuleError("the first starter can only be chosen before round 1 is entered; the start then rotates")

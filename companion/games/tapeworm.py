@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 
 from companion.errors import InputError, RuleError
 from companion.games import register
-from companion.games.base import Command, CommandSpec, Event, Game, Player, SettingSpec, require_int
+from companion.games.base import Command, Event, Game, Player, SettingSpec, command, require_int
 
 #: Cards each player is dealt.
 HAND_SIZE = 5
@@ -53,19 +53,6 @@ class Tapeworm(Game):
     title: ClassVar[str] = "Tapeworm"
     min_players: ClassVar[int] = 2
     max_players: ClassVar[int] = 8
-    command_specs: ClassVar[tuple[CommandSpec, ...]] = (
-        CommandSpec("draw", "The current player draws the card that starts their turn."),
-        CommandSpec("play", "The current player attaches {count} plain cards to the worm.", ("count",)),
-        CommandSpec("cut", "Play a Cut: {severed} cards cut off the worm go to the discard pile with it.", ("severed",)),
-        CommandSpec("peek", "Play a Peek: draw a card, then put one from hand on top of the deck."),
-        CommandSpec("hatch", "Play a Hatch: {target} player draws a card.", ("target",)),
-        CommandSpec("swap", "Play a Swap with {target}: {took} true if a card was taken and one given back.",
-                    ("target", "took")),
-        CommandSpec("dig", "Play a Dig: draw a card, then discard one."),
-        CommandSpec("ringworm", "A ring was completed: discard {discard} (up to 2) cards.", ("discard",)),
-        CommandSpec("end_turn", "The current player ends their turn."),
-        CommandSpec("declare_locked", "Only a Cut could be played and the player has none: the last to play wins."),
-    )
 
     def __init__(self, players: Sequence[Player], settings: Mapping[str, Any]) -> None:
         super().__init__(players, settings)
@@ -162,12 +149,8 @@ class Tapeworm(Game):
             raise InputError(f"'first_player' {first} is not a player of this game; players: {ids}")
         return [Event("dealt", {"hands": {str(i): HAND_SIZE for i in ids}, "deck": size - needed, "first": first})]
 
-    def decide(self, command: Command) -> list[Event]:
-        self.check_command(command)
-        handler = getattr(self, f"_decide_{command.name}")
-        return handler(command.args)
-
-    def _decide_draw(self, args: Mapping[str, Any]) -> list[Event]:
+    @command("draw", "The current player draws the card that starts their turn.")
+    def _decide_draw(self, command: Command) -> list[Event]:
         self._check_playing()
         pid = self.current_player
         if self.state.has_drawn:
@@ -179,19 +162,24 @@ class Tapeworm(Game):
             raise RuleError("no draw is owed this turn: the deck and the discard pile were empty when it started")
         return [*self._draws(pid, 1), Event("turn_drawn", {"player": pid})]
 
-    def _decide_play(self, args: Mapping[str, Any]) -> list[Event]:
+    @command("play", "The current player attaches {count} plain cards to the worm.", ("count",))
+    def _decide_play(self, command: Command) -> list[Event]:
+        args = command.args
         count = require_int(args, "count", 1, self.settings["deck_size"]) if "count" in args else 1
         pid = self._check_may_play(count)
         return [Event("played", {"player": pid, "cards": count})]
 
-    def _decide_cut(self, args: Mapping[str, Any]) -> list[Event]:
+    @command("cut", "Play a Cut: {severed} cards cut off the worm go to the discard pile with it.", ("severed",))
+    def _decide_cut(self, command: Command) -> list[Event]:
+        args = command.args
         pid = self._check_may_play(1)
         severed = require_int(args, "severed", 1, 500)
         if severed > self.state.worm:
             raise RuleError(f"the worm on the table has {self.state.worm} cards; {severed} cannot be cut off")
         return [Event("cut", {"player": pid, "severed": severed})]
 
-    def _decide_peek(self, args: Mapping[str, Any]) -> list[Event]:
+    @command("peek", "Play a Peek: draw a card, then put one from hand on top of the deck.")
+    def _decide_peek(self, command: Command) -> list[Event]:
         pid = self._check_may_play(1)
         draws = self._draws(pid, 1)
         events = [Event("played", {"player": pid, "cards": 1, "effect": "peek"}), *draws]
@@ -201,13 +189,17 @@ class Tapeworm(Game):
             events.append(Event("put_back", {"player": pid}))
         return events
 
-    def _decide_hatch(self, args: Mapping[str, Any]) -> list[Event]:
+    @command("hatch", "Play a Hatch: {target} player draws a card.", ("target",))
+    def _decide_hatch(self, command: Command) -> list[Event]:
+        args = command.args
         pid = self._check_may_play(1)
         target = self._target(args, pid)
         return [Event("played", {"player": pid, "cards": 1, "effect": "hatch", "target": target}),
                 *self._draws(target, 1)]
 
-    def _decide_swap(self, args: Mapping[str, Any]) -> list[Event]:
+    @command("swap", "Play a Swap with {target}: {took} true if a card was taken and one given back.", ("target", "took"))
+    def _decide_swap(self, command: Command) -> list[Event]:
+        args = command.args
         pid = self._check_may_play(1)
         target = self._target(args, pid)
         took = args.get("took", True)
@@ -220,7 +212,8 @@ class Tapeworm(Game):
         # A swap moves one card each way: both hand counts stay as they are.
         return [Event("played", {"player": pid, "cards": 1, "effect": "swap", "target": target, "took": took})]
 
-    def _decide_dig(self, args: Mapping[str, Any]) -> list[Event]:
+    @command("dig", "Play a Dig: draw a card, then discard one.")
+    def _decide_dig(self, command: Command) -> list[Event]:
         pid = self._check_may_play(1)
         draws = self._draws(pid, 1)
         events = [Event("played", {"player": pid, "cards": 1, "effect": "dig"}), *draws]
@@ -229,7 +222,9 @@ class Tapeworm(Game):
             events.append(Event("discarded", {"player": pid, "cards": 1}))
         return events
 
-    def _decide_ringworm(self, args: Mapping[str, Any]) -> list[Event]:
+    @command("ringworm", "A ring was completed: discard {discard} (up to 2) cards.", ("discard",))
+    def _decide_ringworm(self, command: Command) -> list[Event]:
+        args = command.args
         self._check_playing()
         pid = self.current_player
         discard = require_int(args, "discard", 0, 2) if "discard" in args else 2
@@ -242,7 +237,8 @@ class Tapeworm(Game):
             raise RuleError(f"{self._name(pid)} has not played a card this turn, so cannot have completed a ring")
         return [Event("ringworm", {"player": pid, "discarded": discard})]
 
-    def _decide_end_turn(self, args: Mapping[str, Any]) -> list[Event]:
+    @command("end_turn", "The current player ends their turn.")
+    def _decide_end_turn(self, command: Command) -> list[Event]:
         self._check_playing()
         pid = self.current_player
         if self._draw_due():
@@ -252,7 +248,8 @@ class Tapeworm(Game):
             events.append(Event("won", {"player": pid, "reason": "no cards in hand at the end of their turn"}))
         return events
 
-    def _decide_declare_locked(self, args: Mapping[str, Any]) -> list[Event]:
+    @command("declare_locked", "Only a Cut could be played and the player has none: the last to play wins.")
+    def _decide_declare_locked(self, command: Command) -> list[Event]:
         self._check_playing()
         pid = self.current_player
         if self._draw_due():
