@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 from abc import ABC, abstractmethod
+from enum import Enum
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
@@ -139,6 +140,40 @@ def command_table(cls: type, owner: str) -> CommandTable:
                 specs[spec.name] = spec
                 handlers[spec.name] = value
     return CommandTable(owner, tuple(specs.values()), handlers)
+
+
+class Termination(str, Enum):
+    """How a game ended (python-chess's ``Termination``, for table games)."""
+
+    #: A player (or a team) met the rulebook's win condition.
+    WIN = "win"
+    #: A score reached the game's target; the rulebook's ranking picks the winners.
+    TARGET = "target"
+    #: A person holding the table PIN declared the winner (Taco's overrule).
+    OVERRULE = "overrule"
+    #: The game is over and nobody won (every TacTile player eliminated).
+    NO_WINNER = "no_winner"
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """The end of a game: how it ended, who won, and why, in words for the table.
+
+    Attributes:
+        termination: how it ended.
+        winners: player ids (several when they share the win; none for NO_WINNER).
+        reason: the sentence the phones show.
+        details: extra JSON-ready facts a game reports with its outcome (Tap 4's standings).
+    """
+
+    termination: Termination
+    winners: tuple[int, ...]
+    reason: str
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form the view and the ``game_ended`` event carry: ``{"winners", "reason", ...details}``."""
+        return {"winners": list(self.winners), "reason": self.reason, **copy.deepcopy(dict(self.details))}
 
 
 #: What kind of input a setting takes (the start form draws one input per kind).
@@ -318,9 +353,14 @@ class Game(ABC):
     def view(self) -> dict[str, Any]:
         """The public state every phone shows, JSON-ready."""
 
-    def outcome(self) -> dict[str, Any] | None:
-        """None while the game goes on; else ``{"winners": [player ids], "reason": str}``."""
+    def result(self) -> Outcome | None:
+        """None while the game goes on; else how it ended (:class:`Outcome`). Games override this."""
         return None
+
+    def outcome(self) -> dict[str, Any] | None:
+        """The JSON form of :meth:`result`: None while the game goes on, else ``{"winners", "reason", ...}``."""
+        result = self.result()
+        return None if result is None else result.to_dict()
 
     @classmethod
     def public_data(cls, event_type: str, data: Mapping[str, Any]) -> dict[str, Any]:

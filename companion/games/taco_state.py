@@ -74,6 +74,7 @@ class TacoState(Game):
         self.verdicts: list[dict[str, Any]] = []
         self.winner: int | None = None
         self.win_reason = ""
+        self.won_by_overrule = False
         self.last_event: Event | None = None
 
     # ===================================================================
@@ -285,6 +286,7 @@ class TacoState(Game):
         if d.get("winner") is not None:
             self.winner = d["winner"]
             self.win_reason = d["reason"]
+            self.won_by_overrule = False
         self._new_round(taker)
         delay = self.settings["after_verdict_ms"] * 1000
         if self.paused:
@@ -301,6 +303,7 @@ class TacoState(Game):
         if action == "winner":
             self.winner = d["winner"]
             self.win_reason = f"#{d['winner']} declared the winner by overrule"
+            self.won_by_overrule = True
             return
         src = d["from"]
         cards = d.get("cards")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Mapping
 
+from companion.games.base import Outcome, Termination
 from companion.games.taco_cards import (
     CARDS,
     GESTURES,
@@ -97,10 +98,11 @@ class TacoView(TacoState):
         out["withheld"] = "the deck's order, the piles and the cards out of play are shown when the game ends"
         return out
 
-    def outcome(self) -> dict[str, Any] | None:
+    def result(self) -> Outcome | None:
         if self.winner is None:
             return None
-        return {"winners": [self.winner], "reason": self.win_reason}
+        termination = Termination.OVERRULE if self.won_by_overrule else Termination.WIN
+        return Outcome(termination, (self.winner,), self.win_reason)
 
     # ----- conservation (for tests and sanity) -----
     def cards_in_play(self) -> int:

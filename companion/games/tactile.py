@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 
 from companion.errors import InputError, RuleError
 from companion.games import register
-from companion.games.base import Command, Event, Game, Player, SettingSpec, command
+from companion.games.base import Command, Event, Game, Outcome, Player, SettingSpec, Termination, command
 from companion.games.tactile_actions import Action, LegalActions, candidates_for, why_illegal
 from companion.games.tactile_board import (
     COLOURS,
@@ -424,7 +424,8 @@ class TacTile(Game):
             "log": s.log[-LOG_LINES:],
         }
 
-    def outcome(self) -> dict[str, Any] | None:
+    def result(self) -> Outcome | None:
         if self.state.phase != "over":
             return None
-        return {"winners": list(self.state.winners), "reason": self.state.reason}
+        termination = Termination.WIN if self.state.winners else Termination.NO_WINNER
+        return Outcome(termination, tuple(self.state.winners), self.state.reason)

@@ -20,7 +20,7 @@ from typing import Any, Mapping, Sequence
 
 from companion.errors import InputError, RuleError
 from companion.games import register
-from companion.games.base import Command, Event, Game, Player, SettingSpec, command, require
+from companion.games.base import Command, Event, Game, Outcome, Player, SettingSpec, Termination, command, require
 from companion.games.tap4_scoring import (
     CARD_KEYS,
     DECK,
@@ -308,7 +308,7 @@ class Tap4(Game):
             "tap_out_note": TAP_OUT_NOTE,
         }
 
-    def outcome(self) -> dict[str, Any] | None:
+    def result(self) -> Outcome | None:
         ends = self._ending_round(self._rounds)
         if ends is None:
             return None
@@ -319,11 +319,6 @@ class Tap4(Game):
         names = " and ".join(self.player(w).name for w in winners)
         low = ranked[0]["total"]
         share = " share the win" if len(winners) > 1 else " wins"
-        return {
-            "winners": winners,
-            "reason": (
-                f"{' and '.join(reached)} reached {self.settings['target']} after round {ends}; "
-                f"{names}{share} with the lowest total, {low}"
-            ),
-            "standings": ranked,
-        }
+        reason = (f"{' and '.join(reached)} reached {self.settings['target']} after round {ends}; "
+                  f"{names}{share} with the lowest total, {low}")
+        return Outcome(Termination.TARGET, tuple(winners), reason, {"standings": ranked})

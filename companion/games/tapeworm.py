@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 
 from companion.errors import InputError, RuleError
 from companion.games import register
-from companion.games.base import Command, Event, Game, Player, SettingSpec, command, require_int
+from companion.games.base import Command, Event, Game, Outcome, Player, SettingSpec, Termination, command, require_int
 
 #: Cards each player is dealt.
 HAND_SIZE = 5
@@ -368,7 +368,7 @@ class Tapeworm(Game):
             "log": s.log[-50:],
         }
 
-    def outcome(self) -> dict[str, Any] | None:
+    def result(self) -> Outcome | None:
         if self.state.winner is None:
             return None
-        return {"winners": [self.state.winner], "reason": self.state.reason}
+        return Outcome(Termination.WIN, (self.state.winner,), self.state.reason or "")
