@@ -25,7 +25,7 @@ from typing import Any
 from companion import __version__
 from companion.config import DATABASE_NAME
 from companion.datalock import LOCK_FILE
-from companion.errors import InputError, StoreError
+from core.errors import InputError, StoreError
 from companion.private import FILE_MODE, create_private_file, private_dir, restrict
 
 MANIFEST = "manifest.json"

@@ -28,7 +28,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from companion.errors import InputError, PadSourceError, RuleError
+from core.errors import InputError, PadSourceError, RuleError
 from hardware import protocol as p
 from hardware.source import LiveLevels, PadSource
 

@@ -19,7 +19,7 @@ import sys
 from typing import Sequence
 
 from companion import __version__
-from companion.errors import CompanionError
+from core.errors import CompanionError
 
 #: Subcommand modules under companion.commands, in the order --help lists them.
 SUBCOMMANDS: tuple[str, ...] = (

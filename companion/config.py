@@ -1,7 +1,7 @@
 """One TOML configuration file, every key optional, checked key by key.
 
 Defaults run on a laptop with simulated pads. A bad key or value raises
-:class:`~companion.errors.ConfigError` naming the key, the value and what is
+:class:`~core.errors.ConfigError` naming the key, the value and what is
 valid. Game settings (``[games.<kind>]``) are passed through as tables and
 checked by each game's own ``validate_settings``.
 """
@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from companion.errors import ConfigError
+from core.errors import ConfigError
+from hardware.pins import PAD_SOURCES
 
 DEFAULT_DATA_DIR = "~/.local/share/tabletop"
 #: The SQLite event log's file name inside the data directory.
@@ -24,11 +25,8 @@ CONFIG_ENV = "TABLETOP_CONFIG"
 #: Where the config file is looked for when neither --config nor the variable is set.
 DEFAULT_CONFIG_PATHS = ("~/.config/tabletop/config.toml", "/etc/tabletop/config.toml")
 
-PAD_SOURCES = ("sim", "gpio", "serial")
 #: The coarsest timing resolution simulated pads may claim (0.1 s: coarser would judge nothing).
 MAX_SIM_RESOLUTION_US = 100_000
-# BCM numbers usable as inputs on a 40-pin header.
-GPIO_PINS = frozenset(range(2, 28))
 
 
 @dataclass(frozen=True)

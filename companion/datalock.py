@@ -19,7 +19,7 @@ import logging
 import os
 from pathlib import Path
 
-from companion.errors import ConfigError
+from core.errors import ConfigError
 
 log = logging.getLogger(__name__)
 

@@ -25,21 +25,23 @@ import threading
 import time
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from companion.broadcast import Broadcaster, Subscription, Update
+from companion.reply import Reply
+from companion.service_reads import ServiceReads
 from companion.config import Config
-from companion.disclosure import public_events, running_games
-from companion.errors import CompanionError, ConfigError, InputError, NotFoundError, StoreError
+from companion.disclosure import public_events
+from core.errors import CompanionError, ConfigError, InputError, StoreError
 from companion.games.base import Command, Game
 from companion.notices import NoticeGate
 from companion.store import EventStore, NewEvent, utc_now
-from companion.table import TableState, effective_events
-from hardware.hits import PadHit
+from companion.table import TableState
+from core.hits import PadHit
 from hardware.source import PadSource, SourceNotice
 
 if TYPE_CHECKING:
-    from companion.calibration import Calibrator
+    pass
 
 __all__ = ["TableService", "Update", "Subscription", "Reply"]
 
@@ -52,36 +54,6 @@ DEADLINE_CATCH_UP = 64
 #: Seconds between checks of an event log that could not be written (a full disk, a read-only
 #: file): the table reports itself healthy again within this long after the cause is fixed.
 LOG_RETRY_S = 2.0
-
-
-class Reply:
-    """A small future: the loop sets the result (or the error) of one command after the commit."""
-
-    def __init__(self) -> None:
-        self._done = threading.Event()
-        self._result: dict[str, Any] | None = None
-        self._error: BaseException | None = None
-
-    def set_result(self, result: dict[str, Any]) -> None:
-        self._result = result
-        self._done.set()
-
-    def set_error(self, error: BaseException) -> None:
-        self._error = error
-        self._done.set()
-
-    def done(self) -> bool:
-        """True once the loop has answered."""
-        return self._done.is_set()
-
-    def wait(self, timeout: float | None = None) -> dict[str, Any]:
-        """The result; raises the command's error, or TimeoutError if the loop has not answered in time."""
-        if not self._done.wait(timeout):
-            raise TimeoutError(f"the table did not answer within {timeout} s; the command may still be applied")
-        if self._error is not None:
-            raise self._error
-        assert self._result is not None
-        return self._result
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +69,7 @@ class _Stop:
 _STOP = _Stop()
 
 
-class TableService:
+class TableService(ServiceReads):
     """Owns the table: one loop thread, the event log, the pad source.
 
     Args:
@@ -231,13 +203,6 @@ class TableService:
         """True between start() and stop() while the loop thread lives."""
         return self._thread is not None and self._thread.is_alive() and not self._stopped
 
-    @property
-    def calibration(self) -> Calibrator:
-        """Pad calibration (levels, thresholds, the guided check) on this table's source."""
-        from companion.calibration import calibrator_for  # lazy: only the page needs it
-
-        return calibrator_for(self.source)
-
     def __enter__(self) -> "TableService":
         self.start()
         return self
@@ -274,72 +239,6 @@ class TableService:
         reply = Reply()
         self.inbox.put(_CommandItem(command, reply))
         return reply
-
-    def snapshot(self) -> tuple[int, dict[str, Any]]:
-        """(last seq, full public state) as of the last commit. Nested values are shared: read only."""
-        seq, state = self._snapshot
-        return seq, dict(state)
-
-    def subscribe(self) -> Subscription:
-        """Live updates, one per committed batch, from now on."""
-        return self.broadcaster.subscribe()
-
-    def events_after(self, seq: int, limit: int = 1000) -> list[dict[str, Any]]:
-        """Committed events with seq > ``seq``, oldest first (SSE resume), as readers may see them:
-        what a running game hides is withheld (companion.disclosure)."""
-        events = self.store.events_after(seq, limit)
-        if not any(e["game_id"] is not None for e in events):
-            return events
-        # Read after the events: every game they belong to has its start here, and an end
-        # read here is real (a reader never sees more than the log says).
-        return public_events(events, self.games, running_games(self.store.game_markers()))
-
-    def history(self, game_id: int) -> list[dict[str, Any]]:
-        """Every event of one game, oldest first, each with ``undone`` (bool) and ``undone_by`` (seq or None).
-
-        While the game runs, what it hides (a digital deal's cards) is withheld; whole once it ended.
-        """
-        events = self.store.events_of_game(game_id)
-        if not events or events[0]["type"] != "game_started":
-            raise NotFoundError(f"no game {game_id!r}; see past_games() for the games played")
-        events = public_events(events, self.games, running_games(events))
-        _, undone = effective_events(events)
-        for e in events:
-            e["undone"] = e["seq"] in undone
-            e["undone_by"] = undone.get(e["seq"])
-        return events
-
-    def past_games(self) -> list[dict[str, Any]]:
-        """Every game played at this table, newest first: game_id, kind, title, started, ended, players, outcome.
-
-        A game still running has ``ended`` None and its current outcome (usually None).
-        """
-        games = self.store.games()
-        _, state = self._snapshot
-        live = state.get("game") if state else None
-        out = []
-        for g in reversed(games):
-            if live and g["game_id"] == live["game_id"] and g["ended"] is None:
-                g["outcome"] = live["outcome"]
-            out.append(g)
-        return out
-
-    def game_events(self, kind: str) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]]]]:
-        """For each game of ``kind`` (oldest first): its summary and its effective game events.
-
-        Effective: undone events and table events (hits, undos, start/end) left out.
-        """
-        for summary in self.store.games():
-            if summary["kind"] != kind:
-                continue
-            kept, _ = effective_events(self.store.events_of_game(summary["game_id"]))
-            running = {} if summary["ended"] is not None else {summary["game_id"]: kind}
-            yield summary, public_events(kept, self.games, running)
-
-    def log_problem(self) -> dict[str, str] | None:
-        """Why the event log cannot be written now (``{"kind", "message", "since"}``), or None."""
-        problem = self.store.problem
-        return problem.to_dict() if problem is not None else None
 
     def status(self) -> dict[str, Any]:
         """Health figures: running, last seq, subscribers, inbox length, the log's problem and loop counters."""

@@ -10,7 +10,7 @@ Privacy: the log and SQLite's files beside it are the user's alone (0600, see
 
 Safety: the file is checked read-only before anything may write to it. A file
 that is not an SQLite database, is damaged, or was written by a newer version
-of the schema raises :class:`~companion.errors.StoreError` and is left exactly
+of the schema raises :class:`~core.errors.StoreError` and is left exactly
 as it was.
 
 Threads: one writer (the table loop) uses the store's own connection; readers
@@ -30,7 +30,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-from companion.errors import StoreError
+from core.errors import StoreError
 from companion.private import create_private_file, restrict
 from companion.stored import stored_event
 

@@ -27,7 +27,7 @@ from collections import deque
 from dataclasses import replace
 from typing import Any, Callable, Iterable, Mapping
 
-from companion.errors import InputError, RuleError
+from core.errors import InputError, RuleError
 from companion.games.base import Command, Event, Game, Player, command, command_table, require
 from companion.table_events import (
     NEW_GAME,
@@ -46,7 +46,7 @@ from companion.stored import stored_event
 from companion.table_players import PALETTE, TablePlayers
 from companion.table_undo import TableUndo
 from companion.text import check_text_tree
-from hardware.hits import PadHit
+from core.hits import PadHit
 from hardware.source import SourceNotice
 
 log = logging.getLogger(__name__)

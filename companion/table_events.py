@@ -11,7 +11,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from companion.errors import CompanionError, InputError
+from core.errors import CompanionError, InputError
 from companion.games.base import Command, Event, Game, Player
 
 log = logging.getLogger(__name__)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from companion.errors import InputError, NotFoundError, RuleError
+from core.errors import InputError, NotFoundError, RuleError
 from companion.games.base import Command, Player, command, require
 from companion.table_events import ActiveGame, Draft, require_present
 from companion.text import clean_name

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from companion.errors import CompanionError, InputError, NotFoundError, RuleError
+from core.errors import CompanionError, InputError, NotFoundError, RuleError
 from companion.games.base import Command
 from companion.table_events import TABLE_EVENTS, ActiveGame, Draft, History, effective_events, game_event, step_of
 

@@ -11,15 +11,44 @@ import os
 import queue
 from typing import Any
 
-from companion.config import PAD_SOURCES, Config
-from companion.errors import ConfigError, InputError, PadSourceError
+from typing import Protocol
+
+from core.errors import ConfigError, InputError, PadSourceError
+from hardware.pins import PAD_SOURCES
 from hardware.source import PadSource
+
+
+class SourceSettings(Protocol):
+    """The plain values a pad source is opened from (``companion.config.Config`` has them all).
+
+    Declared here so the hardware layer names what it needs without importing
+    the service's config class; any object with these attributes will do.
+    """
+
+    @property
+    def pads_source(self) -> str: ...
+    @property
+    def pads_count(self) -> int: ...
+    @property
+    def sim_resolution_us(self) -> int: ...
+    @property
+    def gpio_pins(self) -> tuple[int, ...]: ...
+    @property
+    def gpio_mask_ms(self) -> float: ...
+    @property
+    def gpio_pin_factory(self) -> str | None: ...
+    @property
+    def serial_port(self) -> str | None: ...
+    @property
+    def serial_baud(self) -> int: ...
+    @property
+    def serial_hello_timeout_s(self) -> float: ...
 
 #: Every ``kind`` open_source accepts (``script`` needs a script file).
 SOURCE_KINDS = (*PAD_SOURCES, "script")
 
 
-def gpio_pins_for(config: Config) -> tuple[int, ...]:
+def gpio_pins_for(config: SourceSettings) -> tuple[int, ...]:
     """The BCM pins of pads 1..pads.count: the first ``pads.count`` of ``pads.gpio.pins``."""
     if config.pads_count > len(config.gpio_pins):
         raise ConfigError(
@@ -30,7 +59,7 @@ def gpio_pins_for(config: Config) -> tuple[int, ...]:
 
 
 def open_source(
-    config: Config,
+    config: SourceSettings,
     sink: "queue.Queue[Any] | None" = None,
     *,
     kind: str | None = None,

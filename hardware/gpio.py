@@ -31,9 +31,9 @@ from gpiozero import DigitalInputDevice
 from gpiozero.exc import GPIOPinInUse, GPIOZeroError, PinInvalidPin
 from gpiozero.pins import Factory
 
-from companion.config import GPIO_PINS
-from companion.errors import ConfigError, PadSourceError
-from hardware.hits import HitKind, PadHit
+from core.errors import ConfigError, PadSourceError
+from core.hits import HitKind, PadHit
+from hardware.pins import GPIO_PINS
 from hardware.source import PadSource
 
 log = logging.getLogger(__name__)

@@ -22,7 +22,7 @@ import termios
 import threading
 from typing import Callable
 
-from hardware.hits import HitKind
+from core.hits import HitKind
 from hardware.sim import SimulatedPads
 
 log = logging.getLogger(__name__)

@@ -29,11 +29,11 @@ from typing import Any, Callable, ClassVar
 
 import serial
 
-from companion.errors import InputError, PadSourceError
+from core.errors import InputError, PadSourceError
 from hardware import ports
 from hardware import protocol as p
 from hardware.boxclock import BoxClock, ClockFit
-from hardware.hits import HitKind, PadHit
+from core.hits import HitKind, PadHit
 from hardware.source import PadSource
 
 log = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Union
 
-from companion.errors import InputError
+from core.errors import InputError
 
 log = logging.getLogger(__name__)
 

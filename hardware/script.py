@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Iterable
 
-from companion.errors import InputError
-from hardware.hits import HitKind, PadHit
+from core.errors import InputError
+from core.hits import HitKind, PadHit
 from hardware.source import PadSource
 
 log = logging.getLogger(__name__)

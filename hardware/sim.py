@@ -9,7 +9,7 @@ import queue
 import time
 from typing import Any, ClassVar
 
-from hardware.hits import HitKind, PadHit
+from core.hits import HitKind, PadHit
 from hardware.source import PadSource
 
 

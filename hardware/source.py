@@ -9,7 +9,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Protocol, Union, runtime_checkable
 
-from hardware.hits import PadHit
+from core.hits import PadHit
 
 log = logging.getLogger(__name__)
 

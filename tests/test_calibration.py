@@ -12,7 +12,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from companion.calibration import Calibrator, CheckSamples, LastPeaks, find_contacts, no_levels_message, suggest_thresholds
-from companion.errors import InputError
+from core.errors import InputError
 from companion.service import TableService
 from hardware import protocol as p
 from hardware.emulator import PadBoxEmulator

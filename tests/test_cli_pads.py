@@ -13,7 +13,7 @@ import pytest
 from companion.cli import main
 from companion.commands.pads import format_hit, format_notice, player_names
 from companion.config import parse_config
-from hardware.hits import HitKind, PadHit
+from core.hits import HitKind, PadHit
 from hardware.source import SourceNotice
 
 LINE = re.compile(

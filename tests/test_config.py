@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from companion.config import Config, load_config, parse_config
-from companion.errors import ConfigError
+from core.errors import ConfigError
 
 
 def test_no_file_gives_laptop_defaults(monkeypatch, tmp_path):

@@ -17,7 +17,7 @@ from helpers.padbox import private_emulator_dir  # noqa: F401
 from test_padbox import WAIT_S, collect, hits_of
 
 from hardware.emulator import PadBoxEmulator
-from hardware.hits import HitKind
+from core.hits import HitKind
 from hardware.padbox import SerialPadBox
 from hardware.script import parse_script
 

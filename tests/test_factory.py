@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from companion.config import Config, parse_config
-from companion.errors import ConfigError, InputError, PadSourceError
+from core.errors import ConfigError, InputError, PadSourceError
 from hardware.factory import gpio_pins_for, open_source
 from hardware.gpio import GpioPads
 from hardware.mockpins import TimedMockFactory

@@ -19,7 +19,7 @@ from helpers.firmware import firmware, simtools  # noqa: F401
 from helpers.procs import stop_process
 from helpers.serve import Served
 
-from hardware.hits import HitKind, PadHit
+from core.hits import HitKind, PadHit
 from hardware.padbox import SerialPadBox
 
 pytestmark = [pytest.mark.firmware, pytest.mark.slow]

@@ -38,7 +38,7 @@ from flask.testing import FlaskClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from companion.errors import CompanionError
+from core.errors import CompanionError
 from companion.games import load_games
 from companion.service import TableService
 from hardware.sim import SimulatedPads

@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 import pytest
 
-from companion.errors import InputError
+from core.errors import InputError
 from companion.games.base import Command, Game, Player
 from companion.games.taco import TacoGame
 from companion.games.tactile import TacTile

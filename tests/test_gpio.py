@@ -10,9 +10,9 @@ import pytest
 from gpiozero import Device
 from gpiozero.pins.mock import MockFactory
 
-from companion.errors import ConfigError, PadSourceError
+from core.errors import ConfigError, PadSourceError
 from hardware.gpio import GpioPads, SlapPad, factory_name, load_pin_factory
-from hardware.hits import HitKind, PadHit
+from core.hits import HitKind, PadHit
 from hardware.mockpins import TimedMockFactory, TimedMockPin
 from hardware.source import SourceNotice
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from hardware.hits import HitKind, PadHit
+from core.hits import HitKind, PadHit
 from hardware.sim import SimulatedPads
 
 

@@ -18,7 +18,7 @@ from typing import Any, Iterator
 import pytest
 from flask.testing import FlaskClient
 
-from companion.errors import InputError
+from core.errors import InputError
 from companion.games import load_games
 from companion.games.base import Command
 from companion.service import TableService

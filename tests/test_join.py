@@ -11,7 +11,7 @@ import pytest
 import segno
 from flask import Flask
 
-from companion.commands import serve
+from companion import addresses as serve
 from companion.service import TableService
 from web.join import PIN_ASK, PIN_ON_SCREEN
 

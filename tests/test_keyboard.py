@@ -11,7 +11,7 @@ from typing import Iterator
 
 import pytest
 
-from hardware.hits import HitKind, PadHit
+from core.hits import HitKind, PadHit
 from hardware.keyboard import KeyboardReader, key_to_hit, keys_to_hits
 from hardware.sim import SimulatedPads
 

@@ -21,7 +21,7 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from companion.errors import StoreError
+from core.errors import StoreError
 from companion.service import TableService
 from companion.store import ROOM_BYTES, EventStore, NewEvent
 

@@ -15,11 +15,11 @@ import pytest
 from helpers.padbox import emu, private_emulator_dir  # noqa: F401
 from helpers.procs import stop_process
 
-from companion.errors import InputError, PadSourceError
+from core.errors import InputError, PadSourceError
 from hardware import ports
 from hardware import protocol as p
 from hardware.emulator import PadBoxEmulator
-from hardware.hits import HitKind, PadHit
+from core.hits import HitKind, PadHit
 from hardware.padbox import SerialPadBox
 from hardware.source import SourceNotice
 

@@ -194,7 +194,7 @@ def test_concurrent_guesses_cannot_slip_past_the_table_limit(tmp_path: Path) -> 
 
 def test_longer_pins_can_be_configured() -> None:
     from companion.config import parse_config
-    from companion.errors import ConfigError
+    from core.errors import ConfigError
     from web import generate_pin
 
     assert parse_config({"server": {"pin": "123456789012"}}).server_pin == "123456789012"

@@ -18,7 +18,7 @@ import pytest
 from helpers.serve import Served, sim_args, write_config
 
 from companion.cli import main
-from companion.errors import StoreError
+from core.errors import StoreError
 from companion.private import private_dir, restrict
 from companion.store import EventStore, NewEvent
 from web import load_secret_key

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from companion.errors import InputError
+from core.errors import InputError
 from hardware import protocol as p
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from companion.errors import InputError
-from hardware.hits import HitKind, PadHit
+from core.errors import InputError
+from core.hits import HitKind, PadHit
 from hardware.script import ScriptedPads, parse_script
 from hardware.source import SourceNotice
 

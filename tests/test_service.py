@@ -10,7 +10,7 @@ import pytest
 
 from companion.broadcast import Update
 from companion.config import Config, PlayerConfig
-from companion.errors import ConfigError, InputError, NotFoundError, RuleError, StoreError
+from core.errors import ConfigError, InputError, NotFoundError, RuleError, StoreError
 from companion.service import TableService
 from companion.store import EventStore
 from companion.table import RECENT_HITS, fold

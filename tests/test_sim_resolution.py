@@ -14,7 +14,7 @@ import pytest
 from test_taco_service import TACO_ONLY, until, view, window_open
 
 from companion.config import Config, load_config, parse_config
-from companion.errors import ConfigError
+from core.errors import ConfigError
 from companion.games.taco import TacoGame
 from companion.service import TableService
 from companion.store import EventStore

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from companion.errors import InputError
+from core.errors import InputError
 from companion.games import load_games
 from companion.games.base import Command
 from companion.table import TableState

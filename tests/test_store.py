@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from companion.errors import StoreError
+from core.errors import StoreError
 from companion.store import MIGRATIONS, EventStore, NewEvent
 
 

@@ -15,7 +15,7 @@ from typing import Iterator
 import pytest
 
 from companion.config import Config, parse_config
-from companion.errors import ConfigError
+from core.errors import ConfigError
 from companion.service import TableService
 from web import create_app
 from web.sse_client import SseClient

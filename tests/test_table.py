@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from companion.errors import InputError, NotFoundError, RuleError
+from core.errors import InputError, NotFoundError, RuleError
 from companion.games.base import Command
 from companion.table import PALETTE, RECENT_HITS, TableState, fold
-from hardware.hits import HitKind, PadHit
+from core.hits import HitKind, PadHit
 from helpers.counter_game import GAMES_FOR_TESTS
 
 AT = "2026-11-29T21:00:00.000Z"

@@ -8,10 +8,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from companion.errors import CompanionError
+from core.errors import CompanionError
 from companion.games.base import Command
 from companion.table import TableState, fold
-from hardware.hits import PadHit
+from core.hits import PadHit
 from helpers.counter_game import GAMES_FOR_TESTS
 
 AT = "2026-11-29T21:00:00.000Z"

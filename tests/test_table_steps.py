@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from test_table import Table
 
-from companion.errors import RuleError
+from core.errors import RuleError
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from companion.errors import CompanionError, InputError, RuleError
+from core.errors import CompanionError, InputError, RuleError
 from companion.games import GAMES, load_games
 from companion.games.base import Command, Player
 from companion.games.taco import TacoGame
@@ -230,7 +230,7 @@ def test_statistics_across_games():
 
 def test_a_hit_stamped_ahead_of_the_table_clock_cannot_stall_the_game():
     """The loop runs every beat due before a hit's stamp, so a stamp past the next beat is bogus."""
-    from hardware.hits import PadHit
+    from core.hits import PadHit
 
     table = VirtualTable(2, {"tempo_ms": 1000, "lead_in_ms": 1000}, hands={1: ["hat", "cake"], 2: ["gift", "pizza"]})
     table.advance(1_000_000)

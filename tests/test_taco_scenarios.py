@@ -36,7 +36,7 @@ from typing import Any
 
 import pytest
 
-from companion.errors import CompanionError
+from core.errors import CompanionError
 from companion.games.taco import TacoGame
 from companion.games.taco_driver import VirtualTable
 

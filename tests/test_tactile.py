@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from companion.errors import CompanionError, InputError
+from core.errors import CompanionError, InputError
 from companion.games.base import Command, Player
 from companion.games.tactile import TacTile
 from companion.games.tactile_board import COLOURS, is_corner

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from companion.errors import CompanionError
+from core.errors import CompanionError
 from companion.games.base import Command
 from companion.games.tactile_board import COLOURS
 from companion.games.tactile_cards import CARD_TYPES, PENDING_KNOWN

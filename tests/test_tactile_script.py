@@ -19,7 +19,7 @@ from typing import Any
 
 from companion.games.base import Command, Event, Player
 from companion.games.tactile import TacTile
-from hardware.hits import HitKind, PadHit
+from core.hits import HitKind, PadHit
 
 
 def parse_line(line: str) -> tuple[str, dict[str, Any]]:

@@ -9,7 +9,7 @@ import pytest
 from helpers.tactile import start_entered_game
 from helpers.table import Table, open_table
 
-from companion.errors import RuleError
+from core.errors import RuleError
 from companion.games.tactile import TacTile
 
 @pytest.fixture

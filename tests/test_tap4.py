@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from companion.errors import InputError, RuleError
+from core.errors import InputError, RuleError
 from companion.games import GAMES, load_games
 from companion.games.base import Command, Event, Player
 from companion.games.tap4 import Tap4

@@ -8,7 +8,7 @@ from typing import Any, Iterator
 import pytest
 from helpers.table import Table, open_table
 
-from companion.errors import RuleError
+from core.errors import RuleError
 from companion.games import load_games
 from companion.games.tap4_stats import player_stats, rebuild_from_summary, sheet_csv
 

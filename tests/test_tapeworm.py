@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from companion.errors import CompanionError
+from core.errors import CompanionError
 from companion.games.base import Command, Player
 from companion.games.tapeworm import Tapeworm
 

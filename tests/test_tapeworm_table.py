@@ -8,7 +8,7 @@ from typing import Iterator
 import pytest
 from helpers.table import Table, open_table
 
-from companion.errors import RuleError
+from core.errors import RuleError
 from companion.games.tapeworm import Tapeworm
 
 

@@ -17,7 +17,7 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from companion.errors import RuleError
+from core.errors import RuleError
 from companion.service import TableService
 from web import create_app, load_secret_key, table_context
 

@@ -8,7 +8,6 @@ public methods; it never touches hardware.
 
 from __future__ import annotations
 
-import atexit
 import logging
 import os
 import secrets
@@ -72,28 +71,6 @@ def load_secret_key(data_dir: Path) -> str:
 def generate_pin(digits: int = 4) -> str:
     """A random table PIN of ``digits`` digits (``server.pin_digits``), for when the config does not set ``server.pin``."""
     return f"{secrets.randbelow(10 ** digits):0{digits}d}"
-
-
-def _build_default_service(config: "Config", data_dir: Path) -> "TableService":
-    """A service with simulated pads, for ``flask --app web run`` during development."""
-    from companion.datalock import DataDirLock
-    from companion.service import TableService
-    from companion.store import EventStore
-    from hardware.sim import SimulatedPads
-
-    private_dir(data_dir)
-    lock = DataDirLock(data_dir).acquire()  # one service per data directory, as tabletop serve
-    store = EventStore(data_dir / "tabletop.sqlite3")
-    service = TableService(store, SimulatedPads(pad_count=config.pads_count), config)
-    service.start()
-
-    def _close() -> None:
-        service.stop()
-        store.close()
-        lock.release()
-
-    atexit.register(_close)
-    return service
 
 
 def create_app(
@@ -173,7 +150,9 @@ def create_app(
         pin = generate_pin(config.server_pin_digits)
     owns = service is None
     if service is None:
-        service = _build_default_service(config, data_dir)
+        from companion.local_service import start_simulated_service
+
+        service = start_simulated_service(config, data_dir)
     app.extensions["tabletop"] = TableContext(service=service, pin=str(pin), pin_generated=generated, owns_service=owns)
 
     from web import api, auth, calibrate, errors, join, pages, sim

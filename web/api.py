@@ -14,7 +14,7 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify, request
 from flask.typing import ResponseReturnValue
 
-from companion.errors import InputError, NotFoundError
+from core.errors import InputError, NotFoundError
 from companion.text import dumps_json, printable
 from web.helpers import ApiError, check_keys, current_service, current_table, json_object
 from web.security import actor_label, client_address, is_trusted, require_pin
@@ -37,10 +37,7 @@ def health() -> ResponseReturnValue:
     table = current_table()
     service = table.service
     seq, state = service.snapshot()
-    try:
-        source_status = service.source.status()
-    except Exception as exc:  # a failing source must not hide the health page
-        source_status = {"error": str(exc)}
+    source_status = service.pad_status()["status"]  # a failing source's error, never an exception
     table_status = service.status()
     running = bool(table_status.get("running", True)) and not table.stopping.is_set()
     problem = table_status.get("log_problem")

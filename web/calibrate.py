@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from flask import Blueprint, jsonify, render_template
 from flask.typing import ResponseReturnValue
 
-from companion.errors import InputError
+from core.errors import InputError
 from web.helpers import check_keys, current_service, json_object
 from web.security import is_trusted, require_pin
 

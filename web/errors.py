@@ -13,7 +13,7 @@ from flask import Flask, request
 from flask.typing import ResponseReturnValue
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
-from companion.errors import (
+from core.errors import (
     CompanionError,
     ConfigError,
     InputError,

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from flask import Response, current_app, jsonify, request
 
-from companion.errors import InputError
+from core.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
     from companion.service import TableService

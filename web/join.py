@@ -4,7 +4,7 @@
 it), ``GET /api/join`` the same as JSON. The address is the one the screen
 itself was opened under when that is a LAN address (a tablet on the Wi-Fi),
 else the Pi's LAN address worked out as ``tabletop serve`` prints it
-(:func:`companion.commands.serve.phone_urls`), so the screen on the Pi's own
+(:func:`companion.addresses.phone_urls`), so the screen on the Pi's own
 display (``127.0.0.1``) still shows an address a phone can reach.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify, request
 from flask.typing import ResponseReturnValue
 
-from companion.commands.serve import phone_urls
+from companion.addresses import phone_urls
 
 bp = Blueprint("join", __name__)
 

@@ -12,9 +12,8 @@ from typing import Any
 from flask import Blueprint, jsonify, render_template
 from flask.typing import ResponseReturnValue
 
-from companion.errors import InputError
-from hardware.hits import HitKind
-from hardware.sim import SimulatedPads
+from core.errors import InputError
+from core.hits import HitKind
 from web.helpers import ApiError, check_keys, current_service, json_object
 from web.security import csrf_protect
 
@@ -24,12 +23,12 @@ bp = Blueprint("sim", __name__)
 @bp.get("/pads")
 def pads_page() -> ResponseReturnValue:
     """One big pad per pad of the source: tap to slap, a light-touch strip, keys 1-8."""
-    source = current_service().source
-    return render_template("pads.html", simulated=isinstance(source, SimulatedPads), source_name=source.name)
+    pads = current_service().pad_status()
+    return render_template("pads.html", simulated=pads["simulated"], source_name=pads["source"])
 
 
 def _hit_args(body: dict[str, Any], pad_count: int) -> dict[str, Any]:
-    """Checked arguments for SimulatedPads.inject, or InputError naming the field."""
+    """Checked arguments for TableService.inject_hit, or InputError naming the field."""
     check_keys(body, {"pad", "kind", "strength", "at_us"})
     if "pad" not in body:
         raise InputError(f"'pad' is missing; send {{\"pad\": 1}} (pads are numbered 1 to {pad_count})")
@@ -56,17 +55,18 @@ def _hit_args(body: dict[str, Any], pad_count: int) -> dict[str, Any]:
 @csrf_protect
 def sim_hit() -> ResponseReturnValue:
     """Inject one hit into the simulated pads, exactly as a slap on a pad would arrive."""
-    source = current_service().source
-    if not isinstance(source, SimulatedPads):
+    service = current_service()
+    pads = service.pad_status()
+    if not pads["simulated"]:
         raise ApiError(
             409,
-            f"the pads are real hardware ({source.name}), so hits cannot be simulated; start with --pads sim",
+            f"the pads are real hardware ({pads['source']}), so hits cannot be simulated; start with --pads sim",
         )
-    args = _hit_args(json_object(), source.pad_count)
-    problem = current_service().log_problem()
+    args = _hit_args(json_object(), pads["pads"])
+    problem = service.log_problem()
     if problem is not None:
         # The hit could not be recorded: say so rather than queue it to be dropped.
         raise ApiError(503, f"the hit was not recorded: {problem['message']}", {"Retry-After": "2"})
-    hit = source.inject(args["pad"], args["kind"], args["strength"], args["at_us"])
+    hit = service.inject_hit(args["pad"], args["kind"], args["strength"], args["at_us"])
     # 202: the hit is on the table loop's queue; its "hit" event follows on /api/events.
     return jsonify(queued=True, hit=hit.to_dict()), 202

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from companion.config import Config, find_config_file, load_config
-from companion.errors import CompanionError, ConfigError
+from core.errors import CompanionError, ConfigError
 from hardware.ports import PortInfo
 
 OK, WARN, FAIL = "ok", "warn", "fail"

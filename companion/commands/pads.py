@@ -20,7 +20,7 @@ import threading
 from typing import Any, Mapping, TextIO
 
 from companion.config import Config, load_config
-from hardware.hits import PadHit
+from core.hits import PadHit
 from hardware.source import PadSource, SourceNotice
 
 #: How long the loop waits for an item before checking whether to stop.

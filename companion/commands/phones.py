@@ -27,7 +27,7 @@ def add_parser(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Clear the trust record of the data directory; print how many phones were forgotten."""
     from companion.config import load_config
-    from companion.errors import ConfigError
+    from core.errors import ConfigError
     from companion.trust import PhoneTrust
 
     data = Path(args.data).expanduser() if args.data else load_config(args.config).data_dir

@@ -18,11 +18,12 @@ import argparse
 import errno
 import logging
 import signal
-import socket
 import sys
 from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
+
+from companion.addresses import phone_urls
 
 log = logging.getLogger(__name__)
 
@@ -74,34 +75,6 @@ def add_parser(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
 
-def lan_address() -> str | None:
-    """This machine's address on the LAN (the one phones can reach), or None."""
-    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-        # A UDP connect sends nothing; it only asks the kernel which interface would route there.
-        probe.connect(("10.254.254.254", 1))
-        address = probe.getsockname()[0]
-    except OSError:
-        return None
-    finally:
-        probe.close()
-    return None if address.startswith("127.") else address
-
-
-def phone_urls(host: str, port: int) -> list[str]:
-    """Addresses to print for phones: the LAN IP and hostname.local (not 0.0.0.0)."""
-    if host in ("0.0.0.0", "::", ""):
-        urls = []
-        ip = lan_address()
-        if ip:
-            urls.append(f"http://{ip}:{port}/")
-        urls.append(f"http://{socket.gethostname()}.local:{port}/")
-        urls.append(f"http://127.0.0.1:{port}/")
-        return urls
-    shown = f"[{host}]" if ":" in host else host
-    return [f"http://{shown}:{port}/"]
-
-
 def print_banner(out: TextIO, urls: list[str], pin: str, pin_generated: bool, pads: str, qr: bool) -> None:
     """What a person starting the table needs: where phones go, the PIN, a QR code."""
     print(f"Tabletop is running with {pads} pads.", file=out)
@@ -124,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     """Build config, pads, store, service and app, then serve until SIGTERM or Ctrl-C."""
     from companion.config import load_config, with_overrides
     from companion.datalock import DataDirLock
-    from companion.errors import ConfigError
+    from core.errors import ConfigError
     from companion.private import private_dir
     from companion.service import TableService
     from companion.store import EventStore
@@ -175,7 +148,7 @@ def _serve(args: argparse.Namespace, config: Any, source: Any, store: Any, servi
     """Run the web app on waitress until SIGTERM or Ctrl-C (the service is started and stopped by run)."""
     from waitress.server import create_server
 
-    from companion.errors import ConfigError
+    from core.errors import ConfigError
     from web import create_app, table_context
 
     server = None

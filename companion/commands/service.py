@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from companion.config import DEFAULT_DATA_DIR
-from companion.errors import ConfigError, PermissionDeniedError
+from core.errors import ConfigError, PermissionDeniedError
 
 # `tabletop` builds every subcommand's parser on each start (`serve` too): the unit and
 # avahi templates (companion.systemd, through xml.sax) load only when these commands run.

@@ -4,7 +4,7 @@ The shape is "decide, then evolve" (event sourcing):
 
 * ``decide(command)`` / ``decide_hit(hit)`` / ``decide_deadline(now_us)`` look
   at the current state and return the events that should happen, or raise
-  :class:`~companion.errors.RuleError` with the reason. They never mutate.
+  :class:`~core.errors.RuleError` with the reason. They never mutate.
 * ``evolve(event)`` folds one recorded event into the state. It must accept
   every event ``decide*`` ever produced, so a replay of the log rebuilds the
   exact state after a restart.
@@ -23,8 +23,8 @@ from enum import Enum
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
-from companion.errors import InputError, RuleError
-from hardware.hits import PadHit
+from core.errors import InputError, RuleError
+from core.hits import PadHit
 
 
 @dataclass(frozen=True, slots=True)

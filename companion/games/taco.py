@@ -18,7 +18,7 @@ import logging
 import random
 from typing import Any
 
-from companion.errors import RuleError
+from core.errors import RuleError
 from companion.games import register
 from companion.games.base import Command, Event, Player
 from companion.games.taco_cards import (
@@ -29,7 +29,7 @@ from companion.games.taco_cards import (
 )
 from companion.games.taco_judge import flinch_verdict, ms, ordered, slap_verdict
 from companion.games.taco_settings import SETTING_SPECS
-from hardware.hits import HitKind, PadHit
+from core.hits import HitKind, PadHit
 from companion.games.taco_commands import TacoCommands
 
 log = logging.getLogger(__name__)

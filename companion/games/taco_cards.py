@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from typing import Any, Mapping
 
-from companion.errors import InputError
+from core.errors import InputError
 
 #: The five words of the chant, in order; each is also a card.
 WORDS: tuple[str, ...] = ("taco", "hat", "cake", "gift", "pizza")

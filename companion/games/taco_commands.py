@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from companion.errors import InputError, RuleError
+from core.errors import InputError, RuleError
 from companion.games.base import Command, Event, command, require, require_int
 from companion.games.taco_cards import (
     CARDS,

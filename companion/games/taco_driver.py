@@ -13,7 +13,7 @@ from typing import Any, Mapping, Sequence
 
 from companion.games.base import Command, Event, Player
 from companion.games.taco import TacoGame
-from hardware.hits import HitKind, PadHit
+from core.hits import HitKind, PadHit
 
 #: Safety stop for ``advance``: more deadlines than this in one call means a game that never settles.
 MAX_STEPS = 100_000

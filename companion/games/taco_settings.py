@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from companion.errors import InputError
+from core.errors import InputError
 from companion.games.base import SettingSpec
 from companion.games.taco_cards import DEFAULT_DECK, validate_deck
 

@@ -14,7 +14,7 @@ import copy
 import logging
 from typing import Any, Callable, Mapping, Sequence
 
-from companion.errors import InputError
+from core.errors import InputError
 from companion.games.base import Event, Game, Player
 from companion.games.taco_cards import (
     UNKNOWN,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 from typing import Any, ClassVar, Mapping, Sequence
 
-from companion.errors import InputError, RuleError
+from core.errors import InputError, RuleError
 from companion.games import register
 from companion.games.base import Command, Event, Game, Outcome, Player, SettingSpec, Termination, command
 from companion.games.tactile_actions import Action, LegalActions, candidates_for, why_illegal
@@ -32,7 +32,7 @@ from companion.games.tactile_board import (
 )
 from companion.games.tactile_cards import MARKET_SIZE, Card, Market, parse_face, PENDING_KNOWN
 from companion.games.tactile_state import Disc, TactileState, empty_layout
-from hardware.hits import HitKind, PadHit
+from core.hits import HitKind, PadHit
 
 #: Action kind -> the event type that records it.
 EVENT_OF: dict[str, str] = {

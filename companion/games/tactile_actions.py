@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping
 
-from companion.errors import InputError
+from core.errors import InputError
 from companion.games.tactile_board import COLOURS, adjacent, neighbours, parse_tile, tile_name, Tile, is_corner
 from companion.games.tactile_cards import cost_text
 from companion.games.tactile_state import ACTIVE, INACTIVE, USED, TactileState

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from typing import Any, Iterator, Mapping, Sequence
 
-from companion.errors import InputError
+from core.errors import InputError
 
 SIZE = 6
 COLOURS: tuple[str, ...] = ("red", "yellow", "green", "blue")

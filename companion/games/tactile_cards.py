@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from companion.errors import InputError, RuleError
+from core.errors import InputError, RuleError
 from companion.games.tactile_board import COLOURS
 
 CARD_TYPES: tuple[str, ...] = ("move", "gain", "push")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from companion.errors import InputError, RuleError
+from core.errors import InputError, RuleError
 from companion.games import register
 from companion.games.base import Command, Event, Game, Outcome, Player, SettingSpec, Termination, command, require
 from companion.games.tap4_scoring import (

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from companion.errors import InputError, RuleError
+from core.errors import InputError, RuleError
 
 #: The card kinds a count can be entered for, in the order a phone shows them.
 CARD_KEYS: tuple[str, ...] = tuple(str(v) for v in range(1, 13)) + ("tap_in", "tap_out")

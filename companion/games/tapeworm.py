@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping, Sequence
 
-from companion.errors import InputError, RuleError
+from core.errors import InputError, RuleError
 from companion.games import register
 from companion.games.base import Command, Event, Game, Outcome, Player, SettingSpec, Termination, command, require_int
 

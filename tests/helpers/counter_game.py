@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from companion.errors import RuleError
+from core.errors import RuleError
 from companion.games.base import Command, CommandSpec, Event, Game, Player, require_int
-from hardware.hits import PadHit
+from core.hits import PadHit
 
 
 class CounterGame(Game):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[2]), str(Path(__file__).resolve().parents[1])]
 
-from companion.errors import RuleError  # noqa: E402
+from core.errors import RuleError  # noqa: E402
 from companion.service import TableService  # noqa: E402
 from companion.store import EventStore  # noqa: E402
 from hardware.sim import SimulatedPads  # noqa: E402

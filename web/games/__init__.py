@@ -19,7 +19,7 @@ import pkgutil
 from flask import Blueprint, Flask, redirect, request
 from flask.typing import ResponseReturnValue
 
-from companion.errors import NotFoundError
+from core.errors import NotFoundError
 
 log = logging.getLogger(__name__)
 

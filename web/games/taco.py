@@ -10,7 +10,7 @@ from __future__ import annotations
 from flask import Blueprint, jsonify
 from flask.typing import ResponseReturnValue
 
-from companion.errors import NotFoundError
+from core.errors import NotFoundError
 from companion.games.taco_stats import taco_stats
 from web.games import api_prefix
 from web.helpers import current_service

@@ -12,7 +12,7 @@ from typing import Any
 from flask import Blueprint, Response, jsonify
 from flask.typing import ResponseReturnValue
 
-from companion.errors import NotFoundError
+from core.errors import NotFoundError
 from companion.games.tap4 import Tap4
 from companion.games.tap4_chart import running_totals_svg
 from companion.games.tap4_stats import player_stats, rebuild_from_summary, sheet_csv

@@ -31,10 +31,6 @@ class PermissionDeniedError(CompanionError, PermissionError):
     """The caller needs the table PIN (or a fresh CSRF token) for this."""
 
 
-class ProtocolError(CompanionError, ValueError):
-    """Bytes from a pad box do not follow firmware/PROTOCOL.md."""
-
-
 class PadSourceError(CompanionError, OSError):
     """A pad source cannot be opened or has failed (no port, no GPIO, no answer)."""
 
