@@ -29,23 +29,21 @@ from typing import Any, Callable, ClassVar
 
 import serial
 
-from core.errors import InputError, PadSourceError
 from hardware import ports
 from hardware import protocol as p
 from hardware.boxclock import BoxClock, ClockFit
+from hardware.padbox_clock import PadBoxClock
+from hardware.padbox_commands import PadBoxCommands
 from core.hits import HitKind, PadHit
 from hardware.source import PadSource
 
 log = logging.getLogger(__name__)
 
-#: How long to wait for the reply to a command (SAVE writes EEPROM: longer).
-COMMAND_TIMEOUT_S = 1.0
-SAVE_TIMEOUT_S = 2.5
 #: Refusals logged per reason before the log goes quiet (counters keep counting).
 LOGGED_REFUSALS = 5
 
 
-class SerialPadBox(PadSource):
+class SerialPadBox(PadBoxClock, PadBoxCommands, PadSource):
     """Pads on a pad box (Arduino Nano class, or ``tabletop emulate``) over USB serial.
 
     Args:
@@ -114,17 +112,6 @@ class SerialPadBox(PadSource):
 
     # ------------------------------------------------------------ PadSource
 
-    def now_us(self) -> int:
-        """The box clock now (source clock): the fit of box against host time, at the host's now; never goes back."""
-        with self._state:
-            now = self.offset_us + self._fit.box_at(time.monotonic_ns() // 1000)
-            self._now_floor = max(self._now_floor, now)
-            return self._now_floor
-
-    def host_seconds_until(self, at_us: int) -> float:
-        """Host seconds until the source clock reads ``at_us``, at the box clock's fitted rate."""
-        return (at_us - self.now_us()) / self._fit.rate / 1e6
-
     def start(self) -> None:
         """Start the reader thread; it connects in the background (see ``wait_connected``)."""
         if self._thread is not None:
@@ -182,90 +169,6 @@ class SerialPadBox(PadSource):
             }
         )
         return base
-
-    # ------------------------------------------------------------ calibration
-
-    def set_threshold(self, pad: int, slap: int, touch: int | None = None) -> None:
-        """Set a pad's slap (and touch) threshold on the box, effective at once."""
-        self.set_param(pad, "slap", slap)
-        if touch is not None:
-            self.set_param(pad, "touch", touch)
-
-    def set_param(self, pad: int, name: str, value: int) -> None:
-        """Set one per-pad parameter (firmware/PROTOCOL.md, SET). Raises InputError / PadSourceError."""
-        if isinstance(pad, bool) or not isinstance(pad, int) or not 1 <= pad <= self.pad_count:
-            raise InputError(f"pad must be a whole number from 1 to {self.pad_count}, got {pad!r}")
-        p.check_param(name, value)
-        self._command(p.encode_set(pad, name, value), f"SET {pad} {name} {value}")
-
-    def save(self) -> None:
-        """Keep the current settings in the box's EEPROM."""
-        self._command(p.encode_save(), "SAVE", timeout=SAVE_TIMEOUT_S)
-
-    def restore_defaults(self) -> None:
-        """Factory settings on the box (not saved until ``save``)."""
-        self._command(p.encode_defaults(), "DEFAULTS")
-
-    def stream_levels(self, on: bool) -> None:
-        """Start or stop live level streaming (LVL lines every 50 ms)."""
-        self._command(p.encode_stream(on), f"STREAM {1 if on else 0}")
-        self.streaming = bool(on)
-
-    def read_config(self) -> dict[int, dict[str, int]]:
-        """Every pad's settings as the box reports them (CFG)."""
-        lines = self._command(p.encode_cfg(), "CFG")
-        return {ev.pad: dict(ev.settings) for ev in lines if isinstance(ev, p.PadConfig)}
-
-    def latest_levels(self) -> dict[str, Any]:
-        """The latest LVL line: ``{"at_us", "levels", "peaks"}`` (lists, pad 1 first), or {}."""
-        with self._state:
-            return dict(self._levels)
-
-    def add_levels_listener(self, listener: Callable[[dict[str, Any]], None]) -> None:
-        """Call ``listener(frame)`` for every LVL line, with the frame ``latest_levels()`` would return.
-
-        It runs on the reader thread as the line arrives, so no line is missed
-        however busy other threads are. It must be quick and must not send
-        commands (``set_param``, ``stream_levels``...: they wait for this very
-        thread, so they would time out). An exception is logged, never stops reading.
-        """
-        with self._state:
-            if listener not in self._level_listeners:
-                self._level_listeners = [*self._level_listeners, listener]
-
-    def remove_levels_listener(self, listener: Callable[[dict[str, Any]], None]) -> None:
-        """Stop calling ``listener``; unknown listeners are ignored."""
-        with self._state:
-            self._level_listeners = [f for f in self._level_listeners if f != listener]
-
-    def _command(self, wire: bytes, echo: str, timeout: float = COMMAND_TIMEOUT_S) -> list[p.Event]:
-        """Send one command and wait for its OK; returns the reply events before it."""
-        word = echo.split(" ")[0]
-        with self._command_lock:
-            port = self.serial
-            if port is None or not self.connected:
-                raise PadSourceError(f"no pad box connected ({self.error or 'still searching'}); cannot send {word}")
-            while not self._replies.empty():
-                self._replies.get_nowait()
-            try:
-                port.write(wire)
-            except (serial.SerialException, OSError) as exc:
-                raise PadSourceError(f"writing {word} to the pad box on {self.connected_port} failed: {exc}") from exc
-            collected: list[p.Event] = []
-            deadline = time.monotonic() + timeout
-            while True:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise PadSourceError(f"the pad box did not answer {word} within {timeout:g} s")
-                try:
-                    ev = self._replies.get(timeout=left)
-                except queue.Empty:
-                    continue
-                if isinstance(ev, p.Ok) and ev.command == echo:
-                    return collected
-                if isinstance(ev, p.Err) and ev.command in (word, "-"):
-                    raise PadSourceError(f"the pad box refused {echo!r}: {ev.code} (see firmware/PROTOCOL.md)")
-                collected.append(ev)
 
     # ------------------------------------------------------------ reader thread
 
@@ -396,23 +299,6 @@ class SerialPadBox(PadSource):
                     self._on_levels(ev)
             else:  # OK / ERR / CFG: replies for the command waiting in _command
                 self._replies.put(ev)
-
-    def _on_levels(self, ev: p.Levels) -> None:
-        frame: dict[str, Any] = {"at_us": self.offset_us + ev.device_us, "levels": list(ev.levels), "peaks": list(ev.peaks)}
-        with self._state:
-            self._levels = frame
-            listeners = self._level_listeners
-        for listener in listeners:  # outside the lock: a listener may call latest_levels()
-            try:
-                listener({"at_us": frame["at_us"], "levels": list(frame["levels"]), "peaks": list(frame["peaks"])})
-            except Exception:
-                log.exception("levels listener %r failed; reading goes on", listener)
-
-    def _reference(self, device_us: int, host_us: int) -> None:
-        """A line the box sent at ``device_us`` was read at host time ``host_us``: one more point for the clock fit."""
-        fit = self.box_clock.add(device_us, host_us)  # the fitting itself outside the lock
-        with self._state:
-            self._fit = fit
 
     def _on_hello(self, hello: p.Hello, device: str, host_us: int) -> None:
         if hello.new_session:

@@ -3,181 +3,56 @@
 Like pyserial's ``serial.threaded.LineReader``, :class:`PadBoxProtocol` is fed
 bytes (``data_received``) and returns what they meant as event values; it
 never reads a port, sleeps or raises. The transport (``hardware/padbox.py``,
-or a test) feeds it. The same module encodes host commands, and parses them
-on the box side for the emulator (``hardware/emulator.py``).
+or a test) feeds it. The same module encodes host commands. The shared format
+(limits, CRC, framing) is :mod:`hardware.framing`; the box's end (parsing host
+commands for the emulator) is :mod:`hardware.box_side`. Both are re-exported
+here, so ``hardware.protocol`` stays the one name for the whole protocol.
 """
 
 from __future__ import annotations
 
-import binascii
 import logging
-import re
-from dataclasses import dataclass, field
-from typing import Union
+from dataclasses import dataclass
 
 from core.errors import InputError
 
-log = logging.getLogger(__name__)
-
-PROTOCOL_VERSION = 1
-BAUD = 250000
-#: Longest line, counting every byte including ``\r`` and ``\n``.
-MAX_LINE = 80
-#: Longest body (``MAX_LINE`` minus ``*CCCC`` and ``\n``).
-MAX_BODY = MAX_LINE - 6
-MAX_PADS = 8
-SEQ_MOD = 1 << 16
-TIME_MOD = 1 << 32
-PEAK_MAX = 1023
-HEARTBEAT_US = 500_000
-LEVELS_PERIOD_US = 50_000
-
-#: Per-pad parameters of ``SET``: name -> (lowest, highest, suggested default).
-PARAMS: dict[str, tuple[int, int, int]] = {
-    "slap": (1, 1023, 200),
-    "touch": (0, 1023, 60),
-    "scan": (0, 20_000, 2_000),
-    "mask": (0, 1_000_000, 30_000),
-    "xtalk": (0, 100, 50),
-    "xwin": (0, 100_000, 5_000),
-}
-#: Order of the settings in a CFG line (after the pad number).
-CFG_FIELDS: tuple[str, ...] = ("slap", "touch", "scan", "mask", "xtalk", "xwin")
-COMMANDS: tuple[str, ...] = ("HELLO", "CFG", "SET", "SAVE", "STREAM", "DEFAULTS")
-ERROR_CODES: tuple[str, ...] = ("LONG", "FRAME", "CRC", "UNKNOWN", "ARGS", "PAD", "PARAM", "RANGE", "EEPROM")
-#: Why the host refuses a box line (the counters of PadBoxProtocol use these names).
-REFUSAL_REASONS: tuple[str, ...] = (
-    "long", "frame", "crc", "seq", "nohello", "version", "type", "fields", "number", "value", "pad",
+from hardware.box_events import Dropped, Err, Event, Heartbeat, Hello, Hit, Levels, Ok, PadConfig, Refused
+from hardware.box_side import Command, CommandError, encode_box_line, hex_levels, parse_command
+from hardware.framing import (
+    _CRC_FIELD,
+    _FW,
+    _HEX3,
+    _PRINTABLE,
+    BAUD,
+    CFG_FIELDS,
+    COMMANDS,
+    ERROR_CODES,
+    HEARTBEAT_US,
+    LEVELS_PERIOD_US,
+    MAX_BODY,
+    MAX_LINE,
+    MAX_PADS,
+    PARAMS,
+    PEAK_MAX,
+    PROTOCOL_VERSION,
+    REFUSAL_REASONS,
+    SEQ_MOD,
+    TIME_MOD,
+    _number,
+    crc16,
+    frame,
 )
 
-_PRINTABLE = re.compile(rb"[\x20-\x7e]*")
-_CRC_FIELD = re.compile(rb"[0-9A-F]{4}")
-_NUMBER = re.compile(r"0|[1-9][0-9]*")
-_FW = re.compile(r"[0-9A-Za-z._+-]{1,16}")
-_HEX3 = re.compile(r"(?:[0-3][0-9A-F]{2})+")
+__all__ = [
+    "BAUD", "CFG_FIELDS", "COMMANDS", "ERROR_CODES", "HEARTBEAT_US", "LEVELS_PERIOD_US", "MAX_BODY", "MAX_LINE",
+    "MAX_PADS", "PARAMS", "PEAK_MAX", "PROTOCOL_VERSION", "REFUSAL_REASONS", "SEQ_MOD", "TIME_MOD",
+    "Command", "CommandError", "Dropped", "Err", "Event", "Hello", "Heartbeat", "Hit", "Levels", "Ok", "PadBoxProtocol",
+    "PadConfig", "Refused", "check_param", "crc16", "encode_box_line", "encode_cfg", "encode_defaults", "encode_hello",
+    "encode_save", "encode_set", "encode_stream", "frame", "hex_levels", "parse_command",
+]
 
+log = logging.getLogger(__name__)
 
-def crc16(body: bytes) -> int:
-    """CRC-16/XMODEM (poly 0x1021, init 0): avr-libc's ``_crc_xmodem_update``."""
-    return binascii.crc_hqx(body, 0)
-
-
-def frame(body: str | bytes) -> bytes:
-    """One wire line: ``body*CCCC\\n``. Raises InputError if it would break the framing."""
-    if isinstance(body, str) and not body.isascii():
-        raise InputError(f"a line body must be printable ASCII, got {body!r}")
-    raw = body.encode("ascii") if isinstance(body, str) else bytes(body)
-    if not _PRINTABLE.fullmatch(raw) or b"*" in raw:
-        raise InputError(f"a line body must be printable ASCII without '*', got {raw!r}")
-    if len(raw) > MAX_BODY:
-        raise InputError(f"a line body may be at most {MAX_BODY} bytes, got {len(raw)}")
-    return raw + b"*" + f"{crc16(raw):04X}".encode("ascii") + b"\n"
-
-
-def _number(text: str, hi: int | None = None) -> int | None:
-    """A canonical decimal number (no larger than ``hi`` if given), else None."""
-    if len(text) > MAX_LINE or not _NUMBER.fullmatch(text):
-        return None
-    value = int(text)
-    return value if hi is None or value <= hi else None
-
-
-# ---------------------------------------------------------------- box -> host events
-
-
-@dataclass(frozen=True, slots=True)
-class Hello:
-    """The box introduced itself. ``new_session``: its clock (and seq) restarted."""
-
-    seq: int
-    proto: int
-    firmware: str
-    pads: int
-    resolution_us: int
-    mode: str
-    t: int
-    device_us: int
-    new_session: bool
-
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    """A hit line: onset ``t`` (raw 32-bit) and ``device_us`` (unwrapped, this session)."""
-
-    seq: int
-    t: int
-    pad: int
-    kind: str
-    peak: int
-    device_us: int
-
-
-@dataclass(frozen=True, slots=True)
-class Heartbeat:
-    """The box's clock now."""
-
-    seq: int
-    t: int
-    device_us: int
-
-
-@dataclass(frozen=True, slots=True)
-class Levels:
-    """Live levels and the peaks since the previous LVL line, pad 1 first."""
-
-    seq: int
-    t: int
-    levels: tuple[int, ...]
-    peaks: tuple[int, ...]
-    device_us: int
-    raw_levels: str = ""
-    raw_peaks: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class PadConfig:
-    """One pad's settings, in answer to ``CFG``."""
-
-    seq: int
-    pad: int
-    settings: dict[str, int]
-
-
-@dataclass(frozen=True, slots=True)
-class Ok:
-    """The box did a command; ``command`` is the body it echoed (``SET 3 slap 250``)."""
-
-    seq: int
-    command: str
-
-
-@dataclass(frozen=True, slots=True)
-class Err:
-    """The box refused a command: ``code`` from PROTOCOL.md, ``command`` word or ``-``."""
-
-    seq: int
-    code: str
-    command: str
-
-
-@dataclass(frozen=True, slots=True)
-class Dropped:
-    """``count`` lines never arrived (a gap in the sequence numbers before ``seq``)."""
-
-    count: int
-    seq: int
-
-
-@dataclass(frozen=True, slots=True)
-class Refused:
-    """A line the host did not believe. ``reason`` is one of REFUSAL_REASONS."""
-
-    reason: str
-    line: bytes
-    detail: str = ""
-
-
-Event = Union[Hello, Hit, Heartbeat, Levels, PadConfig, Ok, Err, Dropped, Refused]
 
 #: Fields after ``<seq> <TYPE>`` per line type.
 _FIELD_COUNTS = {"HELLO": 6, "HIT": 4, "HB": 1, "LVL": 3, "CFG": 7, "ERR": 2}
@@ -473,89 +348,3 @@ def encode_stream(on: bool) -> bytes:
 def encode_defaults() -> bytes:
     """Restore factory settings in RAM (SAVE keeps them)."""
     return frame("DEFAULTS")
-
-
-# ---------------------------------------------------------------- box side (emulator)
-
-
-@dataclass(frozen=True, slots=True)
-class Command:
-    """A host command as the box understood it. ``args`` by name (pad, param, value, on)."""
-
-    name: str
-    args: dict[str, int | str] = field(default_factory=dict)
-
-    def echo(self) -> str:
-        """The canonical body the box echoes in its OK reply."""
-        if self.name == "SET":
-            return f"SET {self.args['pad']} {self.args['param']} {self.args['value']}"
-        if self.name == "STREAM":
-            return f"STREAM {self.args['on']}"
-        return self.name
-
-
-@dataclass(frozen=True, slots=True)
-class CommandError:
-    """A host command the box refuses: reply ``ERR <code> <command>``."""
-
-    code: str
-    command: str = "-"
-
-    def reply(self) -> str:
-        """The reply body (without seq)."""
-        return f"ERR {self.code} {self.command}"
-
-
-def parse_command(line: bytes, pads: int) -> Command | CommandError | None:
-    """Parse one host line (without ``\\n``) as the box does. None for an empty line.
-
-    ``line`` longer than the limit is ``LONG``; the caller passes a truncated
-    line with a flag or simply the whole line (both work here).
-    """
-    if line in (b"", b"\r"):
-        return None
-    if len(line) > MAX_LINE - 1:
-        return CommandError("LONG")
-    raw = line[:-1] if line.endswith(b"\r") else line
-    if not _PRINTABLE.fullmatch(raw):
-        return CommandError("FRAME")
-    body, star, checksum = raw.rpartition(b"*")
-    if not star or b"*" in body or not _CRC_FIELD.fullmatch(checksum):
-        return CommandError("FRAME")
-    if crc16(body) != int(checksum, 16):
-        return CommandError("CRC")
-    words = body.decode("ascii").split(" ")
-    name, args = words[0], words[1:]
-    if name not in COMMANDS:
-        return CommandError("UNKNOWN")
-    if name in ("HELLO", "CFG", "SAVE", "DEFAULTS"):
-        return Command(name) if not args else CommandError("ARGS", name)
-    if name == "STREAM":
-        if len(args) != 1 or not _NUMBER.fullmatch(args[0]):
-            return CommandError("ARGS", name)
-        if args[0] not in ("0", "1"):
-            return CommandError("RANGE", name)
-        return Command(name, {"on": int(args[0])})
-    # SET <pad> <param> <value>
-    if len(args) != 3 or not _NUMBER.fullmatch(args[0]) or not _NUMBER.fullmatch(args[2]):
-        return CommandError("ARGS", name)
-    pad = int(args[0])
-    if not 1 <= pad <= pads:
-        return CommandError("PAD", name)
-    if args[1] not in PARAMS:
-        return CommandError("PARAM", name)
-    value = int(args[2])
-    lo, hi, _ = PARAMS[args[1]]
-    if not lo <= value <= hi:
-        return CommandError("RANGE", name)
-    return Command(name, {"pad": pad, "param": args[1], "value": value})
-
-
-def encode_box_line(seq: int, body: str) -> bytes:
-    """A box->host line: ``<seq> <body>*CCCC\\n`` (used by the emulator)."""
-    return frame(f"{seq % SEQ_MOD} {body}")
-
-
-def hex_levels(values: list[int] | tuple[int, ...]) -> str:
-    """Encode levels/peaks for an LVL line (3 uppercase hex digits per pad)."""
-    return "".join(f"{max(0, min(PEAK_MAX, int(v))):03X}" for v in values)

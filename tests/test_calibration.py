@@ -11,7 +11,8 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from companion.calibration import Calibrator, CheckSamples, LastPeaks, find_contacts, no_levels_message, suggest_thresholds
+from companion.calibration import Calibrator, no_levels_message
+from companion.thresholds import CheckSamples, LastPeaks, find_contacts, suggest_thresholds
 from core.errors import InputError
 from companion.service import TableService
 from hardware import protocol as p
