@@ -24,43 +24,18 @@ import logging
 import os
 import sqlite3
 import threading
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Sequence
 
 from core.errors import StoreError
 from companion.private import create_private_file, restrict
-from companion.stored import stored_event
+from companion.log_problem import LogProblem, describe_write_error
+from companion.store_reads import _COLUMNS, StoreReads, _row_to_dict
+from companion.store_schema import MIGRATIONS, SQLITE_HEADER, Migration
 
 log = logging.getLogger(__name__)
-
-SQLITE_HEADER = b"SQLite format 3\x00"
-
-#: Ordered migrations: ``MIGRATIONS[i]`` takes the schema from version ``i`` to ``i + 1``.
-#: Each runs inside the transaction that also bumps ``PRAGMA user_version``.
-Migration = Callable[[sqlite3.Connection], None]
-
-
-def _v1(conn: sqlite3.Connection) -> None:
-    """Version 1: the events table and the indexes its readers need."""
-    conn.execute(
-        """CREATE TABLE events(
-               seq     INTEGER PRIMARY KEY AUTOINCREMENT,
-               at      TEXT    NOT NULL,
-               game_id INTEGER NULL,
-               type    TEXT    NOT NULL,
-               data    TEXT    NOT NULL,
-               actor   TEXT    NULL)"""
-    )
-    # history(game_id) and the replay of one game for undo
-    conn.execute("CREATE INDEX events_by_game ON events(game_id, seq)")
-    # past_games(): only the start/end markers, without scanning every hit
-    conn.execute("CREATE INDEX events_by_type ON events(type, seq)")
-
-
-MIGRATIONS: tuple[Migration, ...] = (_v1,)
 
 #: Commits between two WAL checkpoints. SQLite's own automatic checkpoint (every 1000 WAL
 #: pages) runs inside the COMMIT that crosses the threshold, i.e. before the table loop may
@@ -72,57 +47,15 @@ CHECKPOINT_EVERY = 64
 #: A writer that never calls checkpoint_if_due (a script, not the table loop) still gets one
 #: inside append after this many commits, so the WAL cannot grow without bound.
 CHECKPOINT_BACKSTOP = 16 * CHECKPOINT_EVERY
-#: Readers kept open for reuse; more may be opened under load and are closed when returned.
-READER_POOL_SIZE = 8
 #: SQLite page cache per connection, in KiB. Small on purpose: the Pi's memory budget is tight,
 #: the log is read mostly at its end, and the OS page cache already holds the file.
 WRITER_CACHE_KIB = 256
-READER_CACHE_KIB = 256
 #: Free room (bytes on the file system, and pages under SQLite's page limit) the log needs to be
 #: called writable: below it a start is refused, and after a failed write the table waits for it
 #: before it reports the log healthy again (so it does not flap green on the last few blocks).
 ROOM_BYTES = 256 * 1024
 #: SQLite's own ceiling of ``max_page_count``, restored by ``simulate_fault(None)``.
 MAX_PAGES = 4294967294
-
-
-@dataclass(frozen=True, slots=True)
-class LogProblem:
-    """Why the event log cannot be written now: ``kind`` (``full``, ``read_only``, ``io``,
-    ``locked`` or ``error``), a sentence for people, and since when (UTC, as ``at``)."""
-
-    kind: str
-    message: str
-    since: str
-
-    def to_dict(self) -> dict[str, str]:
-        return {"kind": self.kind, "message": self.message, "since": self.since}
-
-
-def describe_write_error(path: Path, exc: sqlite3.Error) -> tuple[str, str]:
-    """(kind, message) for an SQLite error met while writing the log at ``path``.
-
-    The message starts with what is wrong in a few words ("disk full: ..."),
-    because the table screen and ``/api/health`` show it as it is.
-    """
-    name = getattr(exc, "sqlite_errorname", "") or ""
-    if not name and "disk is full" in str(exc):
-        name = "SQLITE_FULL"
-    where = path.parent
-    if name.startswith("SQLITE_FULL"):
-        return "full", (f"disk full: the event log cannot be written ({where} has no room left); "
-                        "free some space there and the table carries on by itself")
-    if name.startswith("SQLITE_READONLY"):
-        return "read_only", (f"read-only: the event log {path} cannot be written ({exc}); "
-                             "make it and its directory writable by this user, or point --data elsewhere")
-    if name.startswith("SQLITE_IOERR"):
-        return "io", f"I/O error: the event log {path} cannot be written ({exc}); check the SD card or disk"
-    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
-        return "locked", f"locked: another program holds the event log {path} ({exc})"
-    if name.startswith("SQLITE_CANTOPEN"):
-        return "read_only", (f"cannot open: the event log {path} cannot be opened for writing ({exc}); "
-                             f"is {where} read-only, full or not this user's?")
-    return "error", f"the event log {path} cannot be written ({exc})"
 
 
 def utc_now() -> str:
@@ -147,19 +80,11 @@ class NewEvent:
     seq: int | None = None
 
 
-def _row_to_dict(row: tuple[Any, ...]) -> dict[str, Any]:
-    seq, at, game_id, type_, data, actor = row
-    return stored_event(seq, at, game_id, type_, json.loads(data), actor)
-
-
-_COLUMNS = "seq, at, game_id, type, data, actor"
-
-
 class _Foreign(Exception):
     """Raised inside append when the log grew behind this store's back."""
 
 
-class EventStore:
+class EventStore(StoreReads):
     """The SQLite event log at ``path`` (created if missing).
 
     Raises StoreError when the file is damaged, not a database, or from a
@@ -448,90 +373,6 @@ class EventStore:
         except sqlite3.Error as exc:
             raise StoreError(f"could not checkpoint the event log {self.path}: {exc}") from None
         self.commits_since_checkpoint = 0
-
-    # ----- reading (any thread) -----------------------------------------------
-    @contextmanager
-    def _reader(self) -> Iterator[sqlite3.Connection]:
-        """A read-only connection of this thread's own for the duration of the block."""
-        if self._closed:
-            raise StoreError(f"the event log {self.path} is closed")
-        with self._readers_lock:
-            conn = self._readers.pop() if self._readers else None
-        if conn is None:
-            conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
-            conn.execute(f"PRAGMA cache_size=-{READER_CACHE_KIB:d}")
-        try:
-            yield conn
-        finally:
-            with self._readers_lock:
-                keep = not self._closed and len(self._readers) < READER_POOL_SIZE
-                if keep:
-                    self._readers.append(conn)
-            if not keep:
-                conn.close()
-
-    def _select(self, where: str, params: tuple[Any, ...], limit: int | None = None) -> list[dict[str, Any]]:
-        sql = f"SELECT {_COLUMNS} FROM events {where} ORDER BY seq"
-        if limit is not None:
-            sql += f" LIMIT {int(limit):d}"
-        try:
-            with self._reader() as conn:
-                return [_row_to_dict(r) for r in conn.execute(sql, params)]
-        except sqlite3.Error as exc:
-            raise StoreError(f"could not read the event log {self.path}: {exc}") from None
-
-    def iter_events(self, after: int = 0, chunk: int = 2000) -> Iterator[dict[str, Any]]:
-        """Every event with seq > ``after``, oldest first, read in chunks (flat memory for big logs)."""
-        while True:
-            rows = self._select("WHERE seq > ?", (after,), chunk)
-            yield from rows
-            if len(rows) < chunk:
-                return
-            after = rows[-1]["seq"]
-
-    def all_events(self) -> list[dict[str, Any]]:
-        """Every event, oldest first."""
-        return list(self.iter_events())
-
-    def events_after(self, seq: int, limit: int = 1000) -> list[dict[str, Any]]:
-        """Up to ``limit`` events with seq > ``seq``, oldest first (SSE resume)."""
-        return self._select("WHERE seq > ?", (int(seq),), max(0, int(limit)))
-
-    def events_of_game(self, game_id: int, before: int | None = None) -> list[dict[str, Any]]:
-        """Every event of game ``game_id`` (its ``game_started`` included), optionally only seq < ``before``."""
-        if before is None:
-            return self._select("WHERE game_id = ?", (int(game_id),))
-        return self._select("WHERE game_id = ? AND seq < ?", (int(game_id), int(before)))
-
-    def game_markers(self) -> list[dict[str, Any]]:
-        """Every ``game_started`` and ``game_ended`` event, oldest first."""
-        return self._select("WHERE type IN ('game_started', 'game_ended')", ())
-
-    def games(self) -> list[dict[str, Any]]:
-        """One summary per game, oldest first: game_id, kind, title, started, ended, players, settings, outcome."""
-        games: dict[int, dict[str, Any]] = {}
-        for event in self.game_markers():
-            if event["type"] == "game_started":
-                data = event["data"]
-                games[event["seq"]] = {
-                    "game_id": event["seq"],
-                    "kind": data.get("kind"),
-                    "title": data.get("title"),
-                    "started": event["at"],
-                    "ended": None,
-                    "players": data.get("players", []),
-                    "settings": data.get("settings", {}),
-                    "outcome": None,
-                }
-            elif event["game_id"] in games:
-                games[event["game_id"]]["ended"] = event["at"]
-                games[event["game_id"]]["outcome"] = event["data"].get("outcome")
-        return list(games.values())
-
-    def get(self, seq: int) -> dict[str, Any] | None:
-        """The event numbered ``seq``, or None."""
-        rows = self._select("WHERE seq = ?", (int(seq),))
-        return rows[0] if rows else None
 
     def pragma(self, name: str) -> Any:
         """The value of ``PRAGMA name`` on the writer connection (for tests and ``doctor``)."""
