@@ -23,13 +23,13 @@ import queue
 import random
 import threading
 import time
-from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from companion.broadcast import Broadcaster, Subscription, Update
 from companion.reply import Reply
 from companion.service_reads import ServiceReads
+from companion.service_steps import BatchSteps, CommandItem
 from companion.config import Config
 from companion.disclosure import public_events
 from core.errors import CompanionError, ConfigError, InputError, StoreError
@@ -49,17 +49,9 @@ log = logging.getLogger(__name__)
 
 #: Most inbox items folded into one batch (one transaction, one update).
 BATCH_LIMIT = 256
-#: Most deadlines fired back to back for a game that is behind (a stalled loop catching up).
-DEADLINE_CATCH_UP = 64
 #: Seconds between checks of an event log that could not be written (a full disk, a read-only
 #: file): the table reports itself healthy again within this long after the cause is fixed.
 LOG_RETRY_S = 2.0
-
-
-@dataclass(frozen=True, slots=True)
-class _CommandItem:
-    command: Command
-    reply: Reply
 
 
 class _Stop:
@@ -69,7 +61,7 @@ class _Stop:
 _STOP = _Stop()
 
 
-class TableService(ServiceReads):
+class TableService(BatchSteps, ServiceReads):
     """Owns the table: one loop thread, the event log, the pad source.
 
     Args:
@@ -195,7 +187,7 @@ class TableService(ServiceReads):
                 item = self.inbox.get_nowait()
             except queue.Empty:
                 return
-            if isinstance(item, _CommandItem):
+            if isinstance(item, CommandItem):
                 item.reply.set_error(error)
 
     @property
@@ -237,7 +229,7 @@ class TableService(ServiceReads):
             raise RuntimeError("the table service is not running")
         command = Command(name, dict(args), at_us=self.source.now_us(), seed=random.getrandbits(63), actor=actor)
         reply = Reply()
-        self.inbox.put(_CommandItem(command, reply))
+        self.inbox.put(CommandItem(command, reply))
         return reply
 
     def status(self) -> dict[str, Any]:
@@ -280,7 +272,7 @@ class TableService(ServiceReads):
                 if stop:
                     cut = next(i for i, item in enumerate(items) if item is _STOP)
                     for late in items[cut + 1:]:
-                        if isinstance(late, _CommandItem):
+                        if isinstance(late, CommandItem):
                             late.reply.set_error(RuntimeError("the table service stopped"))
                     items = items[:cut]
                 self._process(items, final=stop)
@@ -292,7 +284,7 @@ class TableService(ServiceReads):
                 self.stats["bugs"] += 1
                 log.exception("table loop: unexpected error; rebuilding the state from the log")
                 for item in items:
-                    if isinstance(item, _CommandItem) and not item.reply.done():
+                    if isinstance(item, CommandItem) and not item.reply.done():
                         item.reply.set_error(RuntimeError(
                             "the table service hit an internal error; check the history before repeating this"))
                 try:
@@ -300,18 +292,6 @@ class TableService(ServiceReads):
                 except Exception:
                     log.exception("table loop: rebuilding the state failed")
                     time.sleep(0.5)
-
-    def _deadline(self) -> int | None:
-        assert self._state is not None
-        try:
-            deadline = self._state.next_deadline_us()
-        except Exception:
-            log.exception("game: next_deadline_us() failed; ignoring its deadline")
-            return None
-        if deadline is not None and deadline == self._stuck_deadline:
-            return None
-        self._stuck_deadline = None
-        return deadline
 
     def _next_items(self) -> list[Any]:
         deadline = self._deadline()
@@ -355,7 +335,7 @@ class TableService(ServiceReads):
                 passed = self.notices.offer(item, time.monotonic())
                 if passed is not None:
                     self._notice(passed, at)
-            elif isinstance(item, _CommandItem):
+            elif isinstance(item, CommandItem):
                 self.stats["commands"] += 1
                 self._fire_deadlines(min(item.command.at_us, self.source.now_us()), at, logical=True)
                 events = self._command(item, at)
@@ -403,83 +383,9 @@ class TableService(ServiceReads):
         except StoreError as exc:
             log.warning("table loop: %s", exc)
 
-    def _command(self, item: _CommandItem, at: str) -> list[dict[str, Any]] | None:
-        """The command's events, or None after answering its error (nothing changed)."""
-        assert self._state is not None
-        try:
-            return self._state.execute(item.command, at)
-        except CompanionError as exc:
-            self.stats["refused"] += 1
-            item.reply.set_error(exc)
-        except Exception as exc:
-            self.stats["bugs"] += 1
-            log.exception("table loop: command %s %r failed", item.command.name, dict(item.command.args))
-            item.reply.set_error(RuntimeError(f"'{item.command.name}' failed inside the table service: {exc!r}"))
-            self._recover()
-        return None
-
-    def _notice(self, notice: SourceNotice, at: str) -> None:
-        """Add the ``pad_source`` event of a notice the gate let through (or a summary) to this batch."""
-        assert self._state is not None
-        state = self._state
-        self._pending += self._guarded(lambda: state.execute_notice(notice, at), "source notice %s", notice)
-
-    def _guarded(self, step: Callable[[], list[dict[str, Any]]], what: str, *args: Any) -> list[dict[str, Any]]:
-        """Run one hit's or notice's step; a bug is logged and costs only that item."""
-        try:
-            return step()
-        except Exception:
-            self.stats["bugs"] += 1
-            log.exception("table loop: " + what + " failed", *args)  # formatted only on failure
-            self._recover()
-            return []
-
-    def _recover(self) -> None:
-        """After a failure while folding, rebuild the state from the log plus this batch's accepted events."""
-        assert self._state is not None
-        expected = self._pending[-1]["seq"] if self._pending else self.store.last_seq
-        if self._state.dirty or self._state.seq != expected:
-            log.warning("table loop: state was half-updated; rebuilding it from the log")
-            self._state = self._replay(extra=self._pending)
-
-    def _fire_deadlines(self, upto_us: int, at: str, logical: bool) -> None:
-        """Let the game act on every deadline up to ``upto_us``.
-
-        Before a hit or command (``logical``) the game is told the deadline's
-        own time, so a window closes before a later-stamped hit; when the loop
-        woke for the deadline it is told the current time.
-        """
-        assert self._state is not None
-        for _ in range(DEADLINE_CATCH_UP):
-            deadline = self._deadline()
-            if deadline is None or deadline > upto_us:
-                return
-            now = deadline if logical else upto_us
-            try:
-                self._pending += self._state.execute_deadline(now, at)
-            except Exception:
-                self.stats["bugs"] += 1
-                log.exception("game: decide_deadline(%d) failed; ignoring this deadline", now)
-                self._recover()
-                self._stuck_deadline = deadline
-                return
-            if self._deadline() == deadline:
-                log.warning("game: deadline %d did not move after decide_deadline; ignoring it", deadline)
-                self._stuck_deadline = deadline
-                return
-
     @staticmethod
     def _to_new(events: list[dict[str, Any]]) -> list[NewEvent]:
         return [NewEvent(e["type"], e["data"], e["game_id"], e["actor"], e["at"], e["seq"]) for e in events]
-
-    def _pads(self) -> dict[str, Any]:
-        try:
-            status = dict(self.source.status())
-        except Exception as exc:
-            status = {"error": repr(exc)}
-        status["notice"] = self._last_notice
-        return {"source": self.source.name, "count": self.source.pad_count,
-                "resolution_us": self.source.resolution_us, "status": status}
 
     def _retry_log(self) -> None:
         """While the log cannot be written, check it again every ``log_retry_s``; say so when it recovers."""
@@ -489,24 +395,3 @@ class TableService(ServiceReads):
         if self.store.probe() is None:
             log.warning("table loop: the event log can be written again")
             self._publish_state()
-
-    def _running(self) -> dict[int, str]:
-        """The game still running after the last batch (loop thread): its events stay partly hidden."""
-        active = self._state.active if self._state is not None else None
-        return {active.game_id: active.kind} if active is not None else {}
-
-    def _view(self) -> dict[str, Any]:
-        assert self._state is not None
-        return self._state.view(self._pads(), self.log_problem())
-
-    def _publish_state(self) -> None:
-        """Publish the state alone (no events): the log's health changed."""
-        state = self._view()
-        self._snapshot = (state["seq"], state)
-        self.broadcaster.publish(Update(state["seq"], [], state))
-
-    def _publish(self, events: list[dict[str, Any]]) -> None:
-        state = self._view()
-        self._snapshot = (state["seq"], state)
-        if events:
-            self.broadcaster.publish(Update(state["seq"], events, state))

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterator
 
-from companion.broadcast import Broadcaster, Subscription
+from companion.broadcast import Broadcaster, Subscription, Update
 from companion.disclosure import public_events, running_games
 from companion.games.base import Game
 from companion.store import EventStore
-from companion.table import effective_events
+from companion.table import TableState, effective_events
 from core.errors import NotFoundError, RuleError
 from core.hits import HitKind, PadHit
 from hardware.sim import SimulatedPads
@@ -30,6 +30,8 @@ class ServiceReads:
     games: dict[str, type[Game]]
     broadcaster: Broadcaster
     _snapshot: tuple[int, dict[str, Any]]
+    _last_notice: dict[str, Any] | None
+    _state: TableState | None
 
     @property
     def calibration(self) -> Calibrator:
@@ -123,3 +125,34 @@ class ServiceReads:
         """Why the event log cannot be written now (``{"kind", "message", "since"}``), or None."""
         problem = self.store.problem
         return problem.to_dict() if problem is not None else None
+
+    def _pads(self) -> dict[str, Any]:
+        try:
+            status = dict(self.source.status())
+        except Exception as exc:
+            status = {"error": repr(exc)}
+        status["notice"] = self._last_notice
+        return {"source": self.source.name, "count": self.source.pad_count,
+                "resolution_us": self.source.resolution_us, "status": status}
+
+    # ----- publishing the snapshot (loop thread) -----
+    def _running(self) -> dict[int, str]:
+        """The game still running after the last batch (loop thread): its events stay partly hidden."""
+        active = self._state.active if self._state is not None else None
+        return {active.game_id: active.kind} if active is not None else {}
+
+    def _view(self) -> dict[str, Any]:
+        assert self._state is not None
+        return self._state.view(self._pads(), self.log_problem())
+
+    def _publish_state(self) -> None:
+        """Publish the state alone (no events): the log's health changed."""
+        state = self._view()
+        self._snapshot = (state["seq"], state)
+        self.broadcaster.publish(Update(state["seq"], [], state))
+
+    def _publish(self, events: list[dict[str, Any]]) -> None:
+        state = self._view()
+        self._snapshot = (state["seq"], state)
+        if events:
+            self.broadcaster.publish(Update(state["seq"], events, state))
