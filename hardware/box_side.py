@@ -91,3 +91,40 @@ def encode_box_line(seq: int, body: str) -> bytes:
 def hex_levels(values: list[int] | tuple[int, ...]) -> str:
     """Encode levels/peaks for an LVL line (3 uppercase hex digits per pad)."""
     return "".join(f"{max(0, min(PEAK_MAX, int(v))):03X}" for v in values)
+
+
+class LineSplitter:
+    """Cut the host's bytes into lines as the box does (no I/O).
+
+    A line longer than ``MAX_LINE - 1`` bytes (before its ``\n``) is refused
+    once, as it grows past the limit, and the rest of it up to the next
+    ``\n`` is dropped. :meth:`feed` returns the complete lines in order,
+    None standing for each refused one (the box answers ``ERR LONG -``).
+    """
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+        self._discarding = False
+
+    def feed(self, data: bytes) -> list[bytes | None]:
+        """The lines ``data`` completes (without ``\n``), None for each line too long."""
+        out: list[bytes | None] = []
+        start = 0
+        while start < len(data):
+            nl = data.find(b"\n", start)
+            chunk = data[start:] if nl < 0 else data[start:nl]
+            if not self._discarding:
+                self._buf += chunk
+                if len(self._buf) > MAX_LINE - 1:
+                    out.append(None)
+                    self._buf.clear()
+                    self._discarding = nl < 0
+                elif nl >= 0:
+                    out.append(bytes(self._buf))
+                    self._buf.clear()
+            elif nl >= 0:
+                self._discarding = False
+            if nl < 0:
+                break
+            start = nl + 1
+        return out

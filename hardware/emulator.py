@@ -19,20 +19,17 @@ makes its clock run 500 ppm fast, like a real box's crystal may.
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import logging
 import os
 import random
 import select
 import threading
 import time
-import tty
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hardware import ports
 from hardware import protocol as p
+from hardware.box_side import LineSplitter
+from hardware.emulator_pty import PtyPort
 
 if TYPE_CHECKING:
     from hardware.script import ScriptLine
@@ -45,7 +42,7 @@ FIRMWARE = "emu-1.0"
 MAX_CLOCK_PPM = 50_000
 
 
-class PadBoxEmulator:
+class PadBoxEmulator(PtyPort):
     """A pad box in software on a pseudo-terminal (see the module docstring).
 
     Args:
@@ -265,55 +262,6 @@ class PadBoxEmulator:
 
     # ------------------------------------------------------------ internals
 
-    def _open_pty(self) -> None:
-        master, slave = os.openpty()
-        tty.setraw(slave)  # no echo, no line editing, as a real UART
-        flags = fcntl.fcntl(master, fcntl.F_GETFL)
-        fcntl.fcntl(master, fcntl.F_SETFL, flags | os.O_NONBLOCK)
-        self._master, self._slave = master, slave
-        self.path = os.ttyname(slave)
-        self._announce()
-        log.info("pad-box emulator on %s", self.path)
-
-    def _announce(self) -> None:
-        if not self.announce or self.path is None:
-            return
-        try:
-            d = ports.emulator_dir()
-            d.mkdir(parents=True, exist_ok=True)
-            self._announce_file().write_text(f"{self.path} {os.getpid()}\n", encoding="utf-8")
-        except OSError as exc:
-            log.warning("emulator: cannot announce %s: %s", self.path, exc)
-
-    def _announce_file(self) -> Path:
-        return ports.emulator_dir() / f"{os.getpid()}-{id(self):x}.port"
-
-    def _close_pty(self) -> None:
-        for fd in (self._master, self._slave):
-            if fd is not None:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-        self._master = self._slave = None
-        if self.announce:
-            try:
-                self._announce_file().unlink()
-            except OSError:
-                pass
-
-    def _write(self, data: bytes) -> bool:
-        """Write without ever blocking; False if the bytes could not go out."""
-        if self._master is None:
-            return False
-        try:
-            os.write(self._master, data)
-            return True
-        except OSError as exc:
-            if exc.errno not in (errno.EAGAIN, errno.EIO, errno.EBADF):
-                log.warning("emulator write failed: %s", exc)
-            return False
-
     def _send(self, body: str) -> None:
         line = p.encode_box_line(self._seq, body)
         self._seq = (self._seq + 1) % p.SEQ_MOD
@@ -361,8 +309,7 @@ class PadBoxEmulator:
         with self._lock:
             if self.say_hello:
                 self._send_hello()
-        buf = bytearray()
-        discarding = False
+        lines = LineSplitter()
         next_hb = time.monotonic() + self.heartbeat_s
         next_lvl = time.monotonic() + self.levels_s
         while not self._stop.is_set():
@@ -387,24 +334,11 @@ class PadBoxEmulator:
                     data = b""  # no host has the port open right now
                     time.sleep(0.01)
                 with self._lock:
-                    start = 0
-                    while start < len(data):
-                        nl = data.find(b"\n", start)
-                        chunk = data[start:] if nl < 0 else data[start:nl]
-                        if not discarding:
-                            buf += chunk
-                            if len(buf) > p.MAX_LINE - 1:
-                                self._send("ERR LONG -")
-                                buf.clear()
-                                discarding = nl < 0
-                            elif nl >= 0:
-                                self._handle(bytes(buf))
-                                buf.clear()
-                        elif nl >= 0:
-                            discarding = False
-                        if nl < 0:
-                            break
-                        start = nl + 1
+                    for line in lines.feed(data):
+                        if line is None:
+                            self._send("ERR LONG -")
+                        else:
+                            self._handle(line)
             now = time.monotonic()
             with self._lock:
                 if now >= next_hb:
