@@ -14,13 +14,12 @@ from typing import Any, ClassVar, Mapping, Sequence
 
 from core.errors import InputError, RuleError
 from companion.games import register
-from companion.games.base import Command, Event, Game, Outcome, Player, SettingSpec, Termination, command
+from companion.games.base import Command, Event, Game, Outcome, Player, Termination, command
 from companion.games.tactile_actions import Action, LegalActions, candidates_for, why_illegal
 from companion.games.tactile_board import (
     COLOURS,
     MODES,
     ally_seat,
-    check_tile_counts,
     layout_rows,
     parse_layout,
     parse_tile,
@@ -31,6 +30,7 @@ from companion.games.tactile_board import (
     is_corner,
 )
 from companion.games.tactile_cards import MARKET_SIZE, Card, Market, parse_face, PENDING_KNOWN
+from companion.games.tactile_settings import SETTING_SPECS, check_settings
 from companion.games.tactile_state import Disc, TactileState, empty_layout
 from core.hits import HitKind, PadHit
 
@@ -116,44 +116,11 @@ class TacTile(Game):
         self._last_step: tuple[int, int] | None = None
 
     # ----- settings -------------------------------------------------------------
-    setting_specs = (
-        SettingSpec("layout", "shuffle", "Board tiles", type="choice", choices=(("shuffle", "shuffled"), ("enter", "entered by hand"))),
-        SettingSpec("tiles", dict.fromkeys(COLOURS, 8), "Tiles", type="counts", unit="each", min=0, advanced=True),
-        SettingSpec("resources", dict.fromkeys(COLOURS, 16), "Resources", type="counts", unit="each", min=0, max=99, advanced=True),
-        SettingSpec("deck_size", 120, "Deck", unit="cards", min=MARKET_SIZE, max=1000, advanced=True),
-        SettingSpec("first_player", None, "First player", type="player", empty="first seat"),
-        SettingSpec("push_needs_contact", False, "Push needs contact", type="bool"),
-        SettingSpec("pad_ends_turn", True, "A pad slap ends the turn", type="bool"),
-        SettingSpec("brawl_one_disc_per_tile", False, "House rule: one disc on each Brawl score tile (3 players)",
-                    type="bool", advanced=True),
-    )
+    setting_specs = SETTING_SPECS
 
     @classmethod
     def validate_settings(cls, settings: Mapping[str, Any]) -> dict[str, Any]:
-        out = super().validate_settings(settings)
-        if out["layout"] not in ("shuffle", "enter"):
-            raise InputError(f"'layout' must be \"shuffle\" or \"enter\", got {out['layout']!r}")
-        out["tiles"] = check_tile_counts(out["tiles"])
-        res = out["resources"]
-        if isinstance(res, int) and not isinstance(res, bool):
-            res = {c: res for c in COLOURS}
-        if not isinstance(res, Mapping) or set(res) != set(COLOURS):
-            raise InputError(f"'resources' must be a count per colour ({', '.join(COLOURS)}) or one count for all, "
-                             f"got {out['resources']!r}")
-        for colour, n in res.items():
-            if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= 99:
-                raise InputError(f"'resources.{colour}' must be a whole number from 0 to 99, got {n!r}")
-        out["resources"] = {c: res[c] for c in COLOURS}
-        size = out["deck_size"]
-        if isinstance(size, bool) or not isinstance(size, int) or not MARKET_SIZE <= size <= 1000:
-            raise InputError(f"'deck_size' must be a whole number from {MARKET_SIZE} to 1000, got {size!r}")
-        first = out["first_player"]
-        if first is not None and (isinstance(first, bool) or not isinstance(first, int)):
-            raise InputError(f"'first_player' must be a player id or null, got {first!r}")
-        for key in ("push_needs_contact", "pad_ends_turn", "brawl_one_disc_per_tile"):
-            if not isinstance(out[key], bool):
-                raise InputError(f"'{key}' must be true or false, got {out[key]!r}")
-        return out
+        return check_settings(super().validate_settings(settings))
 
     # ----- queries ----------------------------------------------------------------
     def legal_actions(self) -> LegalActions:
