@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from companion.games.base import Game
 
+#: The game kit itself (companion/games/base.py and its parts): no game in them.
+KIT_MODULES = ("base", "outcome", "settings")
 #: kind -> Game class; filled by ``register``.
 GAMES: dict[str, type[Game]] = {}
 
@@ -24,6 +26,6 @@ def load_games() -> dict[str, type[Game]]:
     import pkgutil
 
     for info in pkgutil.iter_modules(__path__):
-        if info.name not in ("base",) and not info.name.startswith("_"):
+        if info.name not in KIT_MODULES and not info.name.startswith("_"):
             importlib.import_module(f"{__name__}.{info.name}")
     return GAMES

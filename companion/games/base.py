@@ -17,14 +17,21 @@ event, so replay never depends on a random generator. Time comes from
 
 from __future__ import annotations
 
-import copy
 from abc import ABC, abstractmethod
-from enum import Enum
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
+from companion.games.outcome import Outcome, Termination
+from companion.games.settings import SETTING_TYPES, SettingSpec
 from core.errors import InputError, RuleError
 from core.hits import PadHit
+
+
+#: The game kit: everything a game module needs, importable from here.
+__all__ = [
+    "SETTING_TYPES", "Command", "CommandSpec", "CommandTable", "Event", "Game", "Handler", "Outcome", "Player",
+    "SettingSpec", "Termination", "command", "command_table", "refuse_unknown_args", "require", "require_int",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,103 +147,6 @@ def command_table(cls: type, owner: str) -> CommandTable:
                 specs[spec.name] = spec
                 handlers[spec.name] = value
     return CommandTable(owner, tuple(specs.values()), handlers)
-
-
-class Termination(str, Enum):
-    """How a game ended (python-chess's ``Termination``, for table games)."""
-
-    #: A player (or a team) met the rulebook's win condition.
-    WIN = "win"
-    #: A score reached the game's target; the rulebook's ranking picks the winners.
-    TARGET = "target"
-    #: A person holding the table PIN declared the winner (Taco's overrule).
-    OVERRULE = "overrule"
-    #: The game is over and nobody won (every TacTile player eliminated).
-    NO_WINNER = "no_winner"
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """The end of a game: how it ended, who won, and why, in words for the table.
-
-    Attributes:
-        termination: how it ended.
-        winners: player ids (several when they share the win; none for NO_WINNER).
-        reason: the sentence the phones show.
-        details: extra JSON-ready facts a game reports with its outcome (Tap 4's standings).
-    """
-
-    termination: Termination
-    winners: tuple[int, ...]
-    reason: str
-    details: Mapping[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON form the view and the ``game_ended`` event carry: ``{"winners", "reason", ...details}``."""
-        return {"winners": list(self.winners), "reason": self.reason, **copy.deepcopy(dict(self.details))}
-
-
-#: What kind of input a setting takes (the start form draws one input per kind).
-SETTING_TYPES = ("number", "bool", "choice", "player", "counts", "string")
-
-
-@dataclass(frozen=True, slots=True)
-class SettingSpec:
-    """One game setting, declared once: its default and how a person sets it.
-
-    The table sends every spec in ``games_available[].setting_specs`` and the
-    start form is drawn from them, so nothing in the browser repeats a label,
-    unit or range. The game's ``validate_settings`` still has the last word.
-
-    Attributes:
-        key: the setting's name in ``start_game``'s ``settings``.
-        default: its value when not given (a copy is handed out each time).
-        label: what the start form calls it.
-        type: one of :data:`SETTING_TYPES`.
-        unit: shown after the input (``ms``, ``points``, ``cards``).
-        min, max: the whole-number range a ``number`` (or each ``counts`` entry) may take.
-        hint: what an empty value means, or a short note.
-        choices: for ``choice``: (value, label) pairs.
-        empty: for ``player``: what no player means ("first seat", "random").
-        random: for ``player``: "random" is also allowed.
-        advanced: folded away under "Advanced" on the start form.
-    """
-
-    key: str
-    default: Any
-    label: str
-    type: str = "number"
-    unit: str | None = None
-    min: int | None = None
-    max: int | None = None
-    hint: str | None = None
-    choices: tuple[tuple[str, str], ...] = ()
-    empty: str | None = None
-    random: bool = False
-    advanced: bool = False
-
-    def __post_init__(self) -> None:
-        if self.type not in SETTING_TYPES:
-            raise ValueError(f"setting '{self.key}': type must be one of {', '.join(SETTING_TYPES)}, got {self.type!r}")
-
-    def fresh_default(self) -> Any:
-        """The default, copied so no game shares a mutable default with another."""
-        return copy.deepcopy(self.default)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready, without the empty fields."""
-        out: dict[str, Any] = {"key": self.key, "label": self.label, "type": self.type, "default": self.fresh_default()}
-        for name in ("unit", "min", "max", "hint", "empty"):
-            value = getattr(self, name)
-            if value is not None:
-                out[name] = value
-        if self.choices:
-            out["choices"] = [list(c) for c in self.choices]
-        if self.random:
-            out["random"] = True
-        if self.advanced:
-            out["advanced"] = True
-        return out
 
 
 class Game(ABC):
