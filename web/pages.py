@@ -22,6 +22,13 @@ def game_scripts() -> list[str]:
     return sorted(p.stem for p in GAME_SCRIPTS_DIR.glob("*.js"))
 
 
+def game_styles() -> list[str]:
+    """Kinds with a stylesheet ``static/games/<kind>.css``, linked in every page's head (no flash of unstyled game)."""
+    if not GAME_SCRIPTS_DIR.is_dir():
+        return []
+    return sorted(p.stem for p in GAME_SCRIPTS_DIR.glob("*.css"))
+
+
 def _may_see_pin() -> bool:
     # By default the table screen shows the PIN to whoever looks at it, as the
     # people around the table do: on a headless Pi it is the only place to read
@@ -35,7 +42,7 @@ def _may_see_pin() -> bool:
 @bp.get("/")
 def table() -> ResponseReturnValue:
     """Players, seats, pads, the running game and starting a new one."""
-    return render_template("table.html", game_scripts=game_scripts(), trusted=is_trusted())
+    return render_template("table.html", game_scripts=game_scripts(), game_styles=game_styles(), trusted=is_trusted())
 
 
 @bp.get("/screen")
@@ -44,5 +51,5 @@ def screen() -> ResponseReturnValue:
     table_ctx = current_table()
     pin = table_ctx.pin if _may_see_pin() else None
     problem = table_ctx.service.log_problem() if hasattr(table_ctx.service, "log_problem") else None
-    return render_template("screen.html", game_scripts=game_scripts(), pin=pin, trusted=is_trusted(),
+    return render_template("screen.html", game_scripts=game_scripts(), game_styles=game_styles(), pin=pin, trusted=is_trusted(),
                            log_problem=problem, pin_entry=pin_entry_status())

@@ -10,7 +10,6 @@
  *                                 attrs "onX" functions become listeners,
  *                                 null/undefined/false attrs and children are
  *                                 skipped, text children become text nodes.
- * Tabletop.injectCss(id, cssText) add a <style id=...> once per page.
  * Tabletop.renderGame(el, state, mode)  mode "phone" or "screen": calls
  *                                 window.TabletopGames[kind][mode], loading
  *                                 /static/games/<kind>.js on first use, with a
@@ -252,14 +251,6 @@
   }
 
   /* One <style> per id: game UIs call this on every render, only the first adds it. */
-  function injectCss(id, cssText) {
-    if (document.getElementById(id)) { return; }
-    var style = document.createElement("style");
-    style.id = id;
-    style.textContent = cssText;
-    document.head.appendChild(style);
-  }
-
   /* True for colours where black text reads better than white (relative luminance). */
   function isLight(hex) {
     var m = /^#?([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(hex || "");
@@ -298,7 +289,6 @@
     onTrust: onTrust,
     h: h,
     isLight: isLight,
-    injectCss: injectCss,
     api: api,
     live: live,
     renderGame: renderGame,

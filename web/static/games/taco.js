@@ -8,9 +8,8 @@
  */
 (function () {
   "use strict";
-  // Shared DOM and style helpers from app.js (loaded before any game script).
+  // Shared DOM helpers from app.js (loaded before any game script); the styles are games/<kind>.css.
   var h = window.Tabletop.h;
-  var injectCss = window.Tabletop.injectCss;
 
   var FACES = {
     taco: { emoji: "🌮", colour: "#e4572e" }, hat: { emoji: "🎩", colour: "#29a3d6" },
@@ -20,70 +19,6 @@
   };
   var PENALTIES = [["gesture", "Wrong gesture"], ["peek", "Peeked"], ["pace", "Lost the pace"]];
 
-  var CSS = [
-    ".taco { --tc-line: #3a3f48; }",
-    ".taco .tc-status { display: flex; justify-content: space-between; align-items: baseline; gap: 0.5rem; flex-wrap: wrap; }",
-    ".taco .tc-status strong { color: var(--accent, #f2a541); }",
-    ".taco .tc-paused { background: var(--accent, #f2a541); color: #000; font-weight: 800; border-radius: 0.4rem; padding: 0.1rem 0.5rem; }",
-    ".taco .tc-stage { display: flex; gap: 0.8rem; align-items: center; margin: 0.5rem 0; }",
-    ".taco .tc-card { width: 6.5rem; height: 9rem; border-radius: 0.8rem; border: 0.35rem solid #fff; display: flex; flex-direction: column;",
-    "  align-items: center; justify-content: center; font-weight: 800; text-transform: uppercase; color: #fff; background: #2b2f36; flex: none; }",
-    ".taco .tc-card .emoji { font-size: 2.8rem; line-height: 1.1; }",
-    ".taco .tc-card.empty { border-style: dashed; border-color: var(--tc-line); color: var(--muted, #9aa0aa); }",
-    ".taco .tc-card.due { box-shadow: 0 0 0 0.35rem var(--bad, #e4572e); }",
-    ".taco .tc-said { font-size: 1.1rem; }",
-    ".taco .tc-said .word { font-size: 1.8rem; font-weight: 800; text-transform: uppercase; }",
-    ".taco .tc-slap { color: var(--bad, #e4572e); font-weight: 900; font-size: 1.6rem; }",
-    ".taco .tc-gesture { font-size: 0.9rem; color: var(--accent, #f2a541); }",
-    ".taco .tc-piles { display: grid; grid-template-columns: repeat(auto-fill, minmax(6.5rem, 1fr)); gap: 0.4rem; margin: 0.5rem 0; }",
-    ".taco .tc-pile { border-left: 0.45rem solid #888; background: #1b1d22; border-radius: 0.4rem; padding: 0.3rem 0.5rem; }",
-    ".taco .tc-pile .n { font-size: 1.5rem; font-weight: 800; font-variant-numeric: tabular-nums; }",
-    ".taco .tc-pile.beat { outline: 3px solid var(--accent, #f2a541); }",
-    ".taco .tc-pile .name { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }",
-    ".taco .tc-pile.slapped .name::before { content: '✋ '; }",
-    ".taco .tc-verdict { border: 2px solid var(--tc-line); border-radius: 0.7rem; padding: 0.5rem; margin: 0.5rem 0; }",
-    ".taco .tc-verdict.fresh { border-color: var(--accent, #f2a541); }",
-    ".taco .tc-reason { font-weight: 700; margin-bottom: 0.3rem; }",
-    ".taco .tc-photo { display: inline-block; background: var(--accent, #f2a541); color: #000; border-radius: 0.3rem; padding: 0 0.4rem; font-weight: 800; }",
-    ".taco .tc-row { display: grid; grid-template-columns: 1.4rem 4.5rem 1fr 7.2rem; gap: 0.35rem; align-items: center; margin: 0.15rem 0; }",
-    ".taco .tc-row .bar { height: 1.1rem; border-radius: 0.3rem; background: #888; min-width: 0.3rem; }",
-    ".taco .tc-row.taker { font-weight: 800; }",
-    ".taco .tc-row.taker .bar { outline: 2px solid var(--bad, #e4572e); }",
-    ".taco .tc-row.missing .bar { background: repeating-linear-gradient(45deg, #e4572e55, #e4572e55 6px, transparent 6px, transparent 12px); width: 100%; }",
-    ".taco .tc-row.still { color: var(--muted, #9aa0aa); }",
-    ".taco .tc-row .t { text-align: right; font-variant-numeric: tabular-nums; font-size: 0.85rem; }",
-    ".taco .tc-row .name { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }",
-    ".taco .tc-overrules { font-size: 0.85rem; color: var(--accent, #f2a541); }",
-    ".taco .tc-actions { display: flex; flex-wrap: wrap; gap: 0.4rem; margin: 0.4rem 0; }",
-    ".taco .tc-actions button { flex: 1 1 6rem; min-height: 3rem; }",
-    ".taco .tc-caller { display: grid; grid-template-columns: repeat(4, minmax(0, 1fr)); gap: 0.4rem; }",
-    ".taco .tc-caller button { min-height: 4.5rem; min-width: 0; padding: 0.2rem; flex-direction: column; font-weight: 800; color: #fff;",
-    "  text-transform: uppercase; font-size: 0.75rem; overflow: hidden; }",
-    ".taco .tc-caller button .emoji { font-size: 1.8rem; }",
-    ".taco .tc-history li { margin: 0.25rem 0; }",
-    ".taco details { margin: 0.5rem 0; }",
-    // A list-item summary keeps its disclosure triangle (display: flex would drop it).
-    ".taco summary { min-height: 2.75rem; display: list-item; padding: 0.55rem 0; cursor: pointer; }",
-    ".taco table.tc-stats { border-collapse: collapse; width: 100%; font-size: 0.85rem; font-variant-numeric: tabular-nums; }",
-    ".taco table.tc-stats th, .taco table.tc-stats td { border-bottom: 1px solid var(--tc-line); padding: 0.25rem; text-align: right; }",
-    ".taco table.tc-stats th:first-child, .taco table.tc-stats td:first-child { text-align: left; }",
-    ".taco .tc-winner { font-size: 1.6rem; font-weight: 900; color: var(--ok, #5cb85c); }",
-    "body.screen .taco .tc-card { width: 15rem; height: 21rem; border-width: 0.6rem; font-size: 2rem; }",
-    "body.screen .taco .tc-card .emoji { font-size: 7rem; }",
-    "body.screen .taco .tc-said .word { font-size: 4rem; }",
-    "body.screen .taco .tc-slap { font-size: 4rem; }",
-    "body.screen .taco .tc-pile .n { font-size: 2.6rem; }",
-    "body.screen .taco .tc-piles { grid-template-columns: repeat(auto-fill, minmax(min(11rem, 45%), 1fr)); }",
-    "body.screen .taco .tc-pile .name { font-size: 0.85em; }",
-    "body.screen .taco .tc-row { grid-template-columns: 2.2rem 9rem 1fr 9rem; font-size: 1.3rem; }",
-    "body.screen .taco .tc-row .bar { height: 1.8rem; }",
-    "body.screen .taco .tc-row .t { font-size: 1.1rem; }",
-    "body.screen .taco .tc-reason { font-size: 1.6rem; }",
-    "@media (min-width: 900px) { body.screen .taco .tc-main { display: grid; grid-template-columns: 2fr 3fr; gap: 1.5rem; align-items: start; } }",
-    "@media (max-width: 600px) { body.screen .taco .tc-card { width: 9rem; height: 12.6rem; } body.screen .taco .tc-card .emoji { font-size: 4rem; }",
-    "  body.screen .taco .tc-said .word, body.screen .taco .tc-slap { font-size: 2.4rem; }",
-    "  body.screen .taco .tc-row { grid-template-columns: 1.6rem 5rem 1fr 7rem; font-size: 1rem; } }"
-  ].join("\n");
 
   function player(state, id) {
     return (state.players || []).filter(function (p) { return p.id === id; })[0] ||
@@ -234,7 +169,6 @@
 
   /* ---- the table screen --------------------------------------------------- */
   function screen(el, state) {
-    injectCss("taco-css", CSS);
     var view = state.game.view;
     var v = view.verdict;
     var fresh = v && (!view.window) && view.round > 0;
@@ -375,7 +309,6 @@
   }
 
   function phone(el, state, api) {
-    injectCss("taco-css", CSS);
     el._taco = el._taco || {};
     var view = state.game.view;
     var scrollY = window.scrollY;

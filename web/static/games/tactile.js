@@ -10,63 +10,14 @@
  */
 (function () {
   "use strict";
-  // Shared DOM and style helpers from app.js (loaded before any game script).
+  // Shared DOM helpers from app.js (loaded before any game script); the styles are games/<kind>.css.
   var h = window.Tabletop.h;
-  var injectCss = window.Tabletop.injectCss;
 
   var COLOURS = ["red", "yellow", "green", "blue"];
   var TYPES = ["move", "gain", "push"];
   var SHAPE = { red: "●", yellow: "▲", green: "◆", blue: "★" };  // the rulebook's colour-blind shapes
   var BASICS = ["move", "gain", "buy", "swap", "reset"];
 
-  var CSS = [
-    ".tactile { --tt-red: #d9534f; --tt-yellow: #e8b90c; --tt-green: #4cae4c; --tt-blue: #3b82c4; }",
-    ".tactile .tt-status { font-size: 1.05rem; margin: 0.2rem 0 0.4rem; }",
-    ".tactile .tt-status strong { border-left: 0.4rem solid #888; padding-left: 0.3rem; }",
-    ".tactile .tt-basics { display: flex; gap: 0.25rem; flex-wrap: wrap; margin: 0.3rem 0; }",
-    ".tactile .tt-basics span { border: 1px solid #666; border-radius: 1rem; padding: 0.1rem 0.55rem; font-size: 0.85rem; }",
-    ".tactile .tt-basics span.used { text-decoration: line-through; opacity: 0.5; }",
-    ".tactile .tt-basics span.left { border-color: var(--accent, #f2a541); }",
-    ".tactile .tt-board { display: grid; grid-template-columns: repeat(6, 1fr); grid-template-rows: repeat(6, 1fr); gap: 3px; width: 100%; max-width: 32rem; aspect-ratio: 1; margin: 0.4rem auto; }",
-    ".tactile .tt-tile { position: relative; border: 2px solid transparent; border-radius: 0.35rem; padding: 0; min-width: 0; min-height: 2.75rem;",
-    "  display: flex; flex-wrap: wrap; align-items: center; justify-content: center; gap: 2px; color: #fff; font-size: 0.7rem; }",
-    ".tactile .tt-tile.red { background: var(--tt-red); } .tactile .tt-tile.yellow { background: var(--tt-yellow); }",
-    ".tactile .tt-tile.green { background: var(--tt-green); } .tactile .tt-tile.blue { background: var(--tt-blue); }",
-    ".tactile .tt-tile.home { background: #222; border-color: #000; }",
-    ".tactile .tt-tile.unplaced { background: #444; }",
-    ".tactile .tt-tile .shape { position: absolute; top: 1px; left: 3px; opacity: 0.55; font-size: 0.65rem; }",
-    ".tactile .tt-tile.target { outline: 3px dashed #fff; outline-offset: -5px; }",
-    ".tactile .tt-disc { width: 1.6rem; height: 1.6rem; border-radius: 50%; border: 2px solid #fff; display: inline-flex;",
-    "  align-items: center; justify-content: center; font-weight: 800; font-size: 0.7rem; color: #000; box-shadow: 0 1px 3px #0008; }",
-    ".tactile .tt-disc.selected { outline: 3px solid #fff; outline-offset: 2px; transform: scale(1.1); }",
-    ".tactile .tt-error { color: #ff8a80; font-size: 0.9rem; }",
-    ".tactile .tt-error:empty { display: none; }",
-    ".tactile .tt-hint { margin: 0.3rem 0; color: var(--muted, #9aa0aa); font-size: 0.9rem; }",
-    ".tactile .tt-row { display: flex; gap: 0.4rem; flex-wrap: wrap; align-items: center; margin: 0.35rem 0; }",
-    ".tactile .tt-row button { min-height: 2.75rem; }",
-    ".tactile .tt-players { display: grid; gap: 0.4rem; }",
-    ".tactile .tt-player { border-top: 1px solid #3a3f48; padding: 0.35rem 0; }",
-    ".tactile .tt-player.current { background: #f2a54118; }",
-    ".tactile .tt-player .name { font-weight: 700; border-left: 0.4rem solid #888; padding-left: 0.35rem; }",
-    ".tactile .tt-res span { margin-right: 0.5rem; font-variant-numeric: tabular-nums; }",
-    ".tactile .tt-card { display: inline-block; border-radius: 0.35rem; padding: 0.15rem 0.4rem; margin: 0.1rem; font-size: 0.8rem; color: #fff; border: 2px solid transparent; }",
-    ".tactile .tt-card.red { background: var(--tt-red); } .tactile .tt-card.yellow { background: var(--tt-yellow); color: #000; }",
-    ".tactile .tt-card.green { background: var(--tt-green); } .tactile .tt-card.blue { background: var(--tt-blue); }",
-    ".tactile .tt-card.active { border-color: #fff; box-shadow: 0 0 0.4rem #fff; }",
-    ".tactile .tt-card.used { opacity: 0.45; text-decoration: line-through; }",
-    ".tactile .tt-market { display: grid; grid-template-columns: repeat(3, 1fr); gap: 0.3rem; }",
-    ".tactile .tt-slot { border: 1px solid #3a3f48; border-radius: 0.4rem; padding: 0.3rem; font-size: 0.8rem; }",
-    ".tactile .tt-slot button { width: 100%; margin-top: 0.2rem; min-height: 2.5rem; }",
-    ".tactile .tt-entry { border: 2px solid var(--accent, #f2a541); border-radius: 0.6rem; padding: 0.5rem; margin: 0.5rem 0; }",
-    ".tactile .tt-entry input { width: 3rem; font-size: 1.1rem; text-align: center; }",
-    ".tactile .tt-log { font-size: 0.8rem; max-height: 12rem; overflow-y: auto; padding-left: 1.2rem; }",
-    ".tactile .tt-outcome { font-size: 1.2rem; font-weight: 800; color: var(--ok, #5cb85c); }",
-    "@media (min-width: 700px) { body.screen .tactile .tt-screen { display: grid; grid-template-columns: 3fr 2fr; gap: 1.5rem; align-items: start; } }",
-    ".tactile .tt-screen > * { min-width: 0; }",
-    "body.screen .tactile .tt-board { max-width: min(40rem, 72vh); }",
-    "body.screen .tactile .tt-players, body.screen .tactile .tt-market { font-size: 1rem; }",
-    "body.screen .tactile .tt-disc { width: 2.6rem; height: 2.6rem; font-size: 1rem; }"
-  ].join("\n");
 
   function tileName(r, c) { return "abcdef".charAt(c) + (r + 1); }
 
@@ -201,7 +152,6 @@
   }
 
   function phone(el, state, api) {
-    injectCss("tactile-css", CSS);
     var view = state.game.view;
     var outcome = state.game.outcome;
     var ui = uiFor(el, state);
@@ -350,7 +300,6 @@
 
   /* ---- table screen: read-only --------------------------------------------------- */
   function screen(el, state) {
-    injectCss("tactile-css", CSS);
     var view = state.game.view;
     el.innerHTML = "";
     var root = h("div", { "class": "tactile", "data-tt": "screen" });

@@ -8,65 +8,14 @@
  */
 (function () {
   "use strict";
-  // Shared DOM and style helpers from app.js (loaded before any game script).
+  // Shared DOM helpers from app.js (loaded before any game script); the styles are games/<kind>.css.
   var h = window.Tabletop.h;
-  var injectCss = window.Tabletop.injectCss;
 
   var KEYS = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "tap_in", "tap_out"];
   var POINTS = { tap_in: 20, tap_out: 30 };
   KEYS.slice(0, 12).forEach(function (k) { POINTS[k] = parseInt(k, 10); });
   var LABEL = { tap_in: "Tap In", tap_out: "Tap Out" };
 
-  var CSS = [
-    ".tap4 { --t4-line: #3a3f48; }",
-    ".tap4 .t4-status { font-size: 1.05rem; margin: 0.2rem 0 0.6rem; }",
-    ".tap4 .t4-status strong { color: var(--accent, #f2a541); }",
-    ".tap4 .t4-setup { color: var(--muted, #9aa0aa); font-size: 0.85rem; }",
-    ".tap4 .t4-wrap { overflow-x: auto; -webkit-overflow-scrolling: touch; }",
-    ".tap4 table.t4-sheet { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }",
-    ".tap4 .t4-sheet th, .tap4 .t4-sheet td { border-bottom: 1px solid var(--t4-line); padding: 0.3rem 0.25rem; text-align: center; }",
-    ".tap4 .t4-sheet thead th { border-bottom-width: 4px; font-size: 0.9rem; overflow-wrap: break-word; hyphens: auto; }",
-    ".tap4 .t4-sheet td .pts { display: block; font-size: 1.05rem; }",
-    ".tap4 .t4-sheet td .run { display: block; font-size: 0.75rem; color: var(--muted, #9aa0aa); }",
-    ".tap4 .t4-sheet td.out .pts::after { content: ' ★'; color: var(--ok, #5cb85c); }",
-    ".tap4 .t4-sheet tfoot td, .tap4 .t4-sheet tfoot th { font-weight: 700; }",
-    ".tap4 .t4-sheet .leader { background: #5cb85c22; }",
-    ".tap4 .t4-sheet th.t4-round { width: 3.2rem; }",
-    ".tap4 .t4-sheet button.t4-edit { min-height: 2.75rem; min-width: 2.75rem; padding: 0 0.3rem; font-size: 0.85rem; }",
-    ".tap4 .t4-entry { border: 2px solid var(--accent, #f2a541); border-radius: 0.7rem; padding: 0.6rem; margin: 0.8rem 0; }",
-    ".tap4 .t4-entry h3 { margin: 0 0 0.3rem; }",
-    ".tap4 .t4-note { font-size: 0.85rem; background: #f2a54122; border-radius: 0.4rem; padding: 0.4rem; margin: 0.3rem 0 0.6rem; }",
-    ".tap4 .t4-player { border-top: 1px solid var(--t4-line); padding: 0.5rem 0; }",
-    ".tap4 .t4-player-head { display: flex; justify-content: space-between; align-items: baseline; gap: 0.5rem; }",
-    ".tap4 .t4-player-name { font-weight: 700; font-size: 1.1rem; border-left: 0.4rem solid #888; padding-left: 0.4rem; }",
-    ".tap4 .t4-points { font-size: 1.3rem; font-weight: 800; font-variant-numeric: tabular-nums; }",
-    ".tap4 .t4-modes { display: grid; grid-template-columns: repeat(3, 1fr); gap: 0.3rem; margin: 0.3rem 0; }",
-    ".tap4 .t4-modes button { min-height: 3rem; }",
-    ".tap4 .t4-modes button[aria-pressed=true] { background: var(--accent, #f2a541); color: #000; font-weight: 700; }",
-    ".tap4 .t4-total input { width: 100%; font-size: 1.6rem; text-align: center; min-height: 3.2rem; }",
-    ".tap4 .t4-cards { display: grid; grid-template-columns: repeat(4, 1fr); gap: 0.3rem; }",
-    ".tap4 .t4-cards label { display: flex; flex-direction: column; align-items: stretch; font-size: 0.8rem; text-align: center; }",
-    ".tap4 .t4-cards label.special { grid-column: span 2; }",
-    ".tap4 .t4-cards input { width: 100%; font-size: 1.3rem; text-align: center; min-height: 3rem; padding: 0.1rem; }",
-    ".tap4 .t4-actions { display: flex; gap: 0.5rem; margin-top: 0.6rem; }",
-    ".tap4 .t4-actions button { flex: 1; min-height: 3.5rem; font-size: 1.1rem; }",
-    ".tap4 .t4-chart img { width: 100%; height: auto; background: #fff; border-radius: 0.5rem; }",
-    ".tap4 .t4-final { font-size: 1.1rem; }",
-    ".tap4 .t4-final li.win { font-weight: 800; color: var(--ok, #5cb85c); }",
-    ".tap4 details { margin: 0.6rem 0; }",
-    // A list-item summary keeps its disclosure triangle (display: flex would drop it).
-    ".tap4 summary { min-height: 2.75rem; display: list-item; padding: 0.55rem 0; cursor: pointer; }",
-    ".tap4 .t4-row { display: flex; gap: 0.5rem; flex-wrap: wrap; align-items: center; margin: 0.4rem 0; }",
-    ".tap4 table.t4-stats { border-collapse: collapse; width: 100%; font-size: 0.85rem; }",
-    ".tap4 table.t4-stats th, .tap4 table.t4-stats td { border-bottom: 1px solid var(--t4-line); padding: 0.25rem; text-align: right; }",
-    ".tap4 table.t4-stats th:first-child, .tap4 table.t4-stats td:first-child { text-align: left; }",
-    "body.screen .tap4 .t4-status { font-size: clamp(1.2rem, 4vw, 2.2rem); }",
-    "body.screen .tap4 .t4-setup { font-size: clamp(0.9rem, 2vw, 1.3rem); }",
-    "body.screen .tap4 .t4-sheet td .pts { font-size: 2rem; }",
-    "body.screen .tap4 .t4-sheet td .run { font-size: 1.1rem; }",
-    "@media (min-width: 700px) { body.screen .tap4 .t4-screen { display: grid; grid-template-columns: 3fr 2fr; gap: 1.5rem; align-items: start; } }",
-    ".tap4 .t4-screen > * { min-width: 0; }"
-  ].join("\n");
 
   function cardLabel(k) { return LABEL[k] || k; }
   function nameOf(view, id) {
@@ -384,7 +333,6 @@
   }
 
   function phone(el, state, api) {
-    injectCss("tap4-css", CSS);
     var ui = el._tap4;
     if (!ui || ui.gameId !== state.game.game_id || ui.root.parentNode !== el) { ui = build(el, state.game.game_id); }
     render(ui, state, api);
@@ -392,7 +340,6 @@
 
   /* ---- table screen ----------------------------------------------------- */
   function screen(el, state) {
-    injectCss("tap4-css", CSS);
     var game = state.game;
     var view = game.view;
     var chart = chartFor(game.game_id, view);

@@ -6,40 +6,9 @@
  */
 (function () {
   "use strict";
-  // Shared DOM and style helpers from app.js (loaded before any game script).
+  // Shared DOM helpers from app.js (loaded before any game script); the styles are games/<kind>.css.
   var h = window.Tabletop.h;
-  var injectCss = window.Tabletop.injectCss;
 
-  var CSS = [
-    ".tw .tw-turn { font-size: 1.25rem; margin: 0.2rem 0 0.6rem; }",
-    ".tw .tw-turn strong { color: var(--accent, #f2a541); }",
-    ".tw .tw-hint { color: var(--muted, #9aa0aa); font-size: 0.9rem; }",
-    ".tw .tw-counts { display: grid; grid-template-columns: repeat(3, 1fr); gap: 0.4rem; margin: 0.5rem 0; text-align: center; }",
-    ".tw .tw-counts div { border: 1px solid #3a3f48; border-radius: 0.5rem; padding: 0.3rem; }",
-    ".tw .tw-counts b { display: block; font-size: 1.6rem; font-variant-numeric: tabular-nums; }",
-    ".tw ul.tw-hands { list-style: none; padding: 0; margin: 0.4rem 0; }",
-    ".tw ul.tw-hands li { display: flex; justify-content: space-between; align-items: center; padding: 0.35rem 0.5rem; border-left: 0.45rem solid #888; margin: 0.2rem 0; background: #ffffff08; border-radius: 0.3rem; }",
-    ".tw ul.tw-hands li.current { background: #f2a54133; font-weight: 700; }",
-    ".tw ul.tw-hands b { font-size: 1.4rem; font-variant-numeric: tabular-nums; }",
-    ".tw .tw-actions { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 0.45rem; margin: 0.6rem 0; }",
-    ".tw .tw-actions button { min-height: 3.3rem; font-size: 1.05rem; }",
-    ".tw .tw-actions .wide { grid-column: span 2; }",
-    ".tw .tw-stepper { display: flex; align-items: center; gap: 0.4rem; }",
-    ".tw .tw-stepper input, .tw select { font-size: 1.2rem; min-height: 3rem; text-align: center; }",
-    ".tw .tw-stepper input { width: 3rem; flex: 1 1 3rem; min-width: 0; }",
-    ".tw .tw-actions > *, .tw select { min-width: 0; max-width: 100%; }",
-    ".tw ul.tw-hands li span { min-width: 0; overflow-wrap: anywhere; }",
-    ".tw .tw-effect { border-top: 1px solid #3a3f48; padding-top: 0.5rem; margin-top: 0.5rem; }",
-    ".tw .tw-winner { font-size: 1.5rem; font-weight: 800; color: var(--ok, #5cb85c); margin: 0.6rem 0; }",
-    ".tw ol.tw-log { font-size: 0.85rem; color: var(--muted, #9aa0aa); max-height: 14rem; overflow-y: auto; padding-left: 1.4rem; }",
-    "body.screen .tw .tw-turn { font-size: clamp(1.6rem, 6vw, 3rem); overflow-wrap: anywhere; }",
-    "body.screen .tw .tw-hint { font-size: 1.4rem; }",
-    "body.screen .tw .tw-counts b, body.screen .tw ul.tw-hands b { font-size: clamp(1.8rem, 6vw, 3rem); }",
-    "body.screen .tw ul.tw-hands li { font-size: clamp(1.2rem, 4.5vw, 2rem); padding: 0.6rem 1rem; gap: 0.5rem; }",
-    "body.screen .tw .tw-counts div { font-size: clamp(0.9rem, 3vw, 1.6rem); }",
-    "body.screen .tw .tw-winner { font-size: 3.5rem; }",
-    "body.screen .tw ol.tw-log { font-size: clamp(1rem, 3vw, 1.3rem); max-height: none; padding-left: 2.2em; }"
-  ].join("\n");
 
   function player(state, id) {
     return (state.players || []).filter(function (p) { return p.id === id; })[0] || { name: "?", colour: "#888" };
@@ -150,7 +119,6 @@
   }
 
   function render(el, state, api) {
-    injectCss("tapeworm-css", CSS);
     var view = state.game.view;
     // Keep what is typed in the steppers across live redraws.
     var kept = {};
