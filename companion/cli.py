@@ -4,7 +4,7 @@ Each module in ``companion.commands`` listed in ``SUBCOMMANDS`` exposes
 ``add_parser(subparsers)`` which registers its parser and sets
 ``func=<callable(args) -> int>``. Every start (``serve`` too) builds all
 the parsers, so a command module keeps its top-level imports light and imports
-what only its own run needs inside its run function (tests/test_cli_startup.py
+what only its own run needs inside its run function (tests/service/test_cli_startup.py
 checks the heavy ones stay out). Errors of the project's own hierarchy are
 printed as one clear line and exit 2; anything else is a bug and shows a
 traceback.

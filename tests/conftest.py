@@ -1,13 +1,58 @@
-"""Shared fixtures. Keep each fixture small and documented; others may append theirs below."""
+"""Shared fixtures, as Flask's tutorial (flaskr) has them: ``service``, ``app``, ``client``, ``store``.
+
+A test module that needs another shape overrides one by name (asking for the
+shared one as its argument, when it only adds to it). Keep each fixture small
+and documented; helpers live in ``tests/helpers`` (imported as ``helpers.<module>``).
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Iterator
 
 import pytest
+from flask import Flask
+from flask.testing import FlaskClient
 from gpiozero import Device
 
+from companion.service import TableService
+from companion.store import EventStore
 from hardware.mockpins import TimedMockFactory
+
+from helpers.browser import make_app, running_service
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    """The data directory of the test's table (flaskr's instance folder): the log and the secret key."""
+    return tmp_path / "data"
+
+
+@pytest.fixture
+def service(data_dir: Path) -> Iterator[TableService]:
+    """A running TableService with every installed game and simulated pads; stopped, its log closed, afterwards."""
+    with running_service(data_dir) as svc:
+        yield svc
+
+
+@pytest.fixture
+def app(service: TableService, data_dir: Path) -> Flask:
+    """The web app on ``service`` (TESTING, the test PIN), as ``create_app`` builds it."""
+    return make_app(service, data_dir)
+
+
+@pytest.fixture
+def client(app: Flask) -> FlaskClient:
+    """A Flask test client of ``app`` (no PIN entered)."""
+    return app.test_client()
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[EventStore]:
+    """An empty event log of its own, closed afterwards."""
+    s = EventStore(tmp_path / "log.sqlite3")
+    yield s
+    s.close()
 
 
 @pytest.fixture

@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
 SLAP_PEAK = 800
 TOUCH_PEAK = 120
 #: hardware.protocol.MAX_PADS for the help text, which must not import the protocol;
-#: tests/test_cli_startup.py checks the two agree.
+#: tests/service/test_cli_startup.py checks the two agree.
 MAX_PADS_HELP = 8
 
 

@@ -1,4 +1,4 @@
-"""Shared setup of the firmware tests (tests/test_firmware_*.py).
+"""Shared setup of the firmware tests (tests/firmware/test_firmware_*.py).
 
 * ``simtools``: firmware/sim/simtools.py, loaded once as ``padbox_simtools``
   (it ships with the firmware, outside any Python package).

@@ -20,10 +20,7 @@ from typing import Any, Iterator, Mapping
 from companion.games.base import Game
 from companion.service import TableService
 
-try:
-    from tests.browser import make_service, stop_service
-except ImportError:  # run with tests/ itself on sys.path
-    from browser import make_service, stop_service  # type: ignore[no-redef]
+from helpers.browser import make_service, stop_service
 
 
 class Table:
