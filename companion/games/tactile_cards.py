@@ -38,10 +38,6 @@ class Card:
     def cost_dict(self) -> dict[str, int]:
         return dict(self.cost)
 
-    def same_face(self, other: "Card") -> bool:
-        """True when two cards look alike (colour, type and cost)."""
-        return (self.colour, self.type, self.cost) == (other.colour, other.type, other.cost)
-
     def label(self) -> str:
         return f"card {self.id} ({self.colour} {self.type})"
 

@@ -19,8 +19,6 @@ from companion.games.base import Command, Event, Game, Outcome, Player, SettingS
 
 #: Cards each player is dealt.
 HAND_SIZE = 5
-#: Effect cards; each is a worm segment that also does something when played.
-EFFECTS = ("cut", "peek", "hatch", "swap", "dig")
 
 
 @dataclass

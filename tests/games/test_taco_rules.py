@@ -13,7 +13,7 @@ from companion.games import GAMES, load_games
 from companion.games.base import Command, Player
 from companion.games.taco import TacoGame
 from companion.games.taco_cards import DEFAULT_DECK, build_deck, deal_size
-from companion.games.taco_driver import VirtualTable
+from helpers.taco_driver import VirtualTable
 from companion.games.taco_stats import taco_stats
 
 

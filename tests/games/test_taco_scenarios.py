@@ -38,7 +38,7 @@ import pytest
 
 from core.errors import CompanionError
 from companion.games.taco import TacoGame
-from companion.games.taco_driver import VirtualTable
+from helpers.taco_driver import VirtualTable
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios" / "taco"
 

@@ -20,7 +20,7 @@ from typing import Any
 from helpers.browser import running_service
 
 from companion.config import load_config
-from companion.games.taco_driver import VirtualTable
+from helpers.taco_driver import VirtualTable
 from web import create_app
 
 API_MD = Path(__file__).resolve().parents[2] / "docs" / "api.md"
