@@ -23,7 +23,7 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from companion.games.outcome import Outcome, Termination
 from companion.games.settings import SETTING_TYPES, SettingSpec
-from core.errors import InputError, RuleError
+from core.errors import CompanionError, InputError, RuleError
 from core.hits import PadHit
 
 
@@ -229,6 +229,27 @@ class Game(ABC):
 
     def before_command(self, command: Command) -> None:
         """Raise RuleError when no command may run now (the cards are not dealt). Default: always may."""
+
+    # ----- legal moves as data ---------------------------------------------
+    def candidate_commands(self) -> Iterable[Command]:
+        """The commands worth asking :meth:`legal_commands` about now, their arguments listed where the
+        rules allow (a score a person types in cannot be listed). Default: each command without arguments."""
+        return [Command(spec.name) for spec in self.command_specs if not spec.args]
+
+    def legal_commands(self) -> list[Command]:
+        """Every candidate command ``decide`` accepts now, in order: the game's legal moves as values.
+
+        ``decide`` never mutates, so asking changes nothing; a refused candidate
+        (RuleError, InputError) is simply not legal now.
+        """
+        legal = []
+        for candidate in self.candidate_commands():
+            try:
+                self.decide(candidate)
+            except CompanionError:
+                continue
+            legal.append(candidate)
+        return legal
 
     def decide_hit(self, hit: PadHit, player: Player | None) -> list[Event]:
         """Events caused by a pad hit (``player`` is None for an unassigned pad). Default: none."""

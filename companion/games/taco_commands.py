@@ -6,7 +6,7 @@ checks its arguments' names once and routes it here.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterable
 
 from core.errors import InputError, RuleError
 from companion.games.base import Command, Event, command, require, require_int
@@ -35,6 +35,12 @@ class TacoCommands(TacoView):
             raise RuleError("the cards are not dealt yet")
         if self.winner is not None and command.name != "overrule":
             raise RuleError(f"the game is over: player #{self.winner} won; only an overrule can change it")
+
+    def candidate_commands(self) -> Iterable[Command]:
+        """Pause, resume, and a penalty on each player for each fault (a flipped card is seen, not listed)."""
+        out = [Command("pause"), Command("resume")]
+        out += [Command("penalty", {"player": pid, "reason": reason}) for pid in self.seats for reason in PENALTY_REASONS]
+        return out
 
     @command("card_flipped", "Caller view (physical play): record the card just flipped {card, player?}", ("card", "player"))
     def _decide_card_flipped(self, command: Command) -> list[Event]:

@@ -10,12 +10,12 @@ for the decisions taken where the rulebook is silent.
 from __future__ import annotations
 
 import copy
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar, Iterable, Mapping, Sequence
 
 from core.errors import InputError, RuleError
 from companion.games import register
 from companion.games.base import Command, Event, Game, Outcome, Player, Termination, command
-from companion.games.tactile_actions import Action, LegalActions, candidates_for, why_illegal
+from companion.games.tactile_actions import Action, LegalActions, apply, candidates_for, why_illegal
 from companion.games.tactile_board import (
     COLOURS,
     MODES,
@@ -48,26 +48,6 @@ EVENT_OF: dict[str, str] = {
     "end_turn": "turn_ended",
 }
 LOG_LINES = 40
-
-
-def apply(state: TactileState, action: Action) -> list[str]:
-    """Carry out a (legal) action on ``state``; return the log notes."""
-    k = action.kind
-    if k in ("move", "card_move"):
-        return state.move(action.disc, action.to, action.card)  # type: ignore[arg-type]
-    if k == "push":
-        return state.push(action.disc, action.to, action.card)  # type: ignore[arg-type]
-    if k in ("gain", "card_gain"):
-        return state.gain(action.colour, action.card)  # type: ignore[arg-type]
-    if k == "buy":
-        return state.buy(action.slot)  # type: ignore[arg-type]
-    if k == "swap":
-        return state.swap_resource(action.give, action.take)  # type: ignore[arg-type]
-    if k == "swap_card":
-        return state.swap_cards(action.card, action.ally_card)  # type: ignore[arg-type]
-    if k == "reset":
-        return state.reset_market()
-    return state.end_turn()
 
 
 @register
@@ -126,6 +106,10 @@ class TacTile(Game):
     def legal_actions(self) -> LegalActions:
         """Every legal basic action and card use for the current player, lazily."""
         return LegalActions(self.state, self.push_contact)
+
+    def candidate_commands(self) -> Iterable[Command]:
+        """The commands of every legal action (a card entered by hand or a layout is typed, not listed)."""
+        return [Command(*action.command()) for action in self.legal_actions()] + [Command("undo_turn")]
 
     def why_illegal(self, action: Action) -> str | None:
         """The reason ``action`` is refused now, or None when it is legal."""

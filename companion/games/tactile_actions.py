@@ -368,3 +368,23 @@ class LegalActions:
         if self.state.phase != "play" or len(self.state.basics_used) >= MAX_BASICS:
             return []
         return [b for b in BASIC_NAMES if b not in self.state.basics_used]
+
+
+def apply(state: TactileState, action: Action) -> list[str]:
+    """Carry out a (legal) action on ``state``; return the log notes."""
+    k = action.kind
+    if k in ("move", "card_move"):
+        return state.move(action.disc, action.to, action.card)  # type: ignore[arg-type]
+    if k == "push":
+        return state.push(action.disc, action.to, action.card)  # type: ignore[arg-type]
+    if k in ("gain", "card_gain"):
+        return state.gain(action.colour, action.card)  # type: ignore[arg-type]
+    if k == "buy":
+        return state.buy(action.slot)  # type: ignore[arg-type]
+    if k == "swap":
+        return state.swap_resource(action.give, action.take)  # type: ignore[arg-type]
+    if k == "swap_card":
+        return state.swap_cards(action.card, action.ally_card)  # type: ignore[arg-type]
+    if k == "reset":
+        return state.reset_market()
+    return state.end_turn()

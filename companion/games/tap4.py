@@ -16,7 +16,7 @@ existed before. Decisions are in docs/games/tap4.md.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from core.errors import InputError, RuleError
 from companion.games import register
@@ -197,6 +197,10 @@ class Tap4(Game):
             raise RuleError("the first starter can only be chosen before round 1 is entered; the start then rotates")
         player = self.player(require(command.args, "player", int))
         return [Event("starter_chosen", {"player": player.id, "change": self._change_count + 1, "by": command.actor})]
+
+    def candidate_commands(self) -> Iterable[Command]:
+        """Choosing the first starter (each player); a round's scores are typed in, not listed."""
+        return [Command("choose_starter", {"player": p.id}) for p in self.players]
 
     def check_undo(self, event: Event, command: Command) -> None:
         """Only the latest change to the sheet can be undone; earlier rounds are corrected with edit_round."""

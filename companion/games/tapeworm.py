@@ -11,7 +11,7 @@ Decisions the rulebook leaves open are in docs/games/tapeworm.md.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar, Iterable, Mapping, Sequence
 
 from core.errors import InputError, RuleError
 from companion.games import register
@@ -132,6 +132,25 @@ class Tapeworm(Game):
         if target == pid:
             raise RuleError("the target must be another player")
         return target
+
+    # ----- legal moves -------------------------------------------------------
+    def candidate_commands(self) -> Iterable[Command]:
+        """Every command with every argument the current state allows trying (see ``legal_commands``)."""
+        s = self.state
+        if not s.order:
+            return []
+        pid = self.current_player
+        others = [p.id for p in self.players if p.id != pid]
+        out = [Command("draw")]
+        out += [Command("play", {"count": n}) for n in range(1, s.hands.get(pid, 0) + 1)]
+        out += [Command("cut", {"severed": n}) for n in range(1, s.worm + 1)]
+        out.append(Command("peek"))
+        out += [Command("hatch", {"target": t}) for t in others]
+        out += [Command("swap", {"target": t, "took": took}) for t in others for took in (True, False)]
+        out.append(Command("dig"))
+        out += [Command("ringworm", {"discard": n}) for n in range(3)]
+        out += [Command("end_turn"), Command("declare_locked")]
+        return out
 
     # ----- decide -----------------------------------------------------------
     def start(self, command: Command) -> list[Event]:
