@@ -6,7 +6,7 @@ import re
 from typing import Any, Mapping
 
 from core.errors import InputError, NotFoundError, RuleError
-from companion.games.base import Command, Player, command, require
+from companion.games.base import Command, Player, command, player_on_pad, require
 from companion.table_events import ActiveGame, Draft, require_present
 from companion.text import clean_name
 
@@ -37,10 +37,7 @@ class TablePlayers:
 
     def player_for_pad(self, pad: int) -> Player | None:
         """The table player whose pad this is, if any."""
-        for p in self.players:
-            if p.pad == pad:
-                return p
-        return None
+        return player_on_pad(self.players, pad)
 
 
     # ----- table commands ----------------------------------------------------

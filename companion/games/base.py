@@ -30,7 +30,8 @@ from core.hits import PadHit
 #: The game kit: everything a game module needs, importable from here.
 __all__ = [
     "SETTING_TYPES", "Command", "CommandSpec", "CommandTable", "Event", "Game", "Handler", "Outcome", "Player",
-    "SettingSpec", "Termination", "command", "command_table", "refuse_unknown_args", "require", "require_int",
+    "SettingSpec", "Termination", "command", "command_table", "player_on_pad", "refuse_unknown_args", "require",
+    "require_int",
 ]
 
 
@@ -315,10 +316,12 @@ class Game(ABC):
 
     def player_for_pad(self, pad: int) -> Player | None:
         """The player whose pad this is, if any."""
-        for p in self.players:
-            if p.pad == pad:
-                return p
-        return None
+        return player_on_pad(self.players, pad)
+
+
+def player_on_pad(players: Iterable[Player], pad: int) -> Player | None:
+    """The one of ``players`` whose pad is ``pad``, if any (the table's and a game's lookup)."""
+    return next((p for p in players if p.pad == pad), None)
 
 
 def refuse_unknown_args(name: str, args: Mapping[str, Any], allowed: Iterable[str]) -> None:

@@ -11,23 +11,13 @@ from typing import Any
 
 import pytest
 
-from companion.games.base import Command, Game, Player
+from companion.games.base import Game, Player
 from companion.games.taco import TacoGame
 from companion.games.tactile import TacTile
 from companion.games.tap4 import Tap4
 from companion.games.tapeworm import Tapeworm
 
-
-def started(cls: type[Game], players: int, settings: dict[str, Any], seed: int = 1) -> Game:
-    game = cls([Player(i, f"P{i}", pad=i) for i in range(1, players + 1)], settings)
-    for event in game.start(Command("start", seed=seed)):
-        game.evolve(event)
-    return game
-
-
-def play(game: Game, name: str, args: dict[str, Any] | None = None) -> None:
-    for event in game.decide(Command(name, args or {})):
-        game.evolve(event)
+from helpers.games import play, started
 
 
 def legal(game: Game) -> list[tuple[str, dict[str, Any]]]:

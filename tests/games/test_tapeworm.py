@@ -13,19 +13,15 @@ from core.errors import CompanionError
 from companion.games.base import Command, Player
 from companion.games.tapeworm import Tapeworm
 
+from helpers.games import play, started
+
 SCENARIOS = sorted((Path(__file__).resolve().parents[1] / "scenarios" / "tapeworm").glob("*.json"))
 
 
 def new_game(players: int, game_settings: dict[str, Any], seed: int = 0) -> Tapeworm:
-    game = Tapeworm([Player(i, f"P{i}", pad=i) for i in range(1, players + 1)], game_settings)
-    for event in game.start(Command("start", seed=seed)):
-        game.evolve(event)
+    game = started(Tapeworm, players, game_settings, seed)
+    assert isinstance(game, Tapeworm)
     return game
-
-
-def play(game: Tapeworm, name: str, args: dict[str, Any] | None = None) -> None:
-    for event in game.decide(Command(name, args or {})):
-        game.evolve(event)
 
 
 def check(game: Tapeworm, expected: dict[str, Any]) -> None:
