@@ -31,6 +31,7 @@ from companion.games.taco_judge import flinch_verdict, ms, ordered, slap_verdict
 from companion.games.taco_settings import SETTING_SPECS
 from core.hits import HitKind, PadHit
 from companion.games.taco_commands import TacoCommands
+from companion.games.taco_state import SlapWindow
 
 log = logging.getLogger(__name__)
 
@@ -122,12 +123,12 @@ class TacoGame(TacoCommands):
                 # No brackets here: the verdict wraps this reason in its own.
                 why += f": {_said_with(top['card'], top['word'])}"
             return [Event("flinched", {**h, "reason": why})]
-        if w["kind"] == "flinch":
-            if any(f["player"] == pid for f in w["flinches"]):
+        if w.kind == "flinch":
+            if any(f["player"] == pid for f in w.flinches):
                 return []
             if at >= self._close_at(w):
                 return [self._ignored(h, "stamped after the flinch was judged (clock ahead)")]
-            card_at = w.get("card_at")
+            card_at = w.card_at
             if card_at is None:
                 return [Event("flinched", {**h, "reason": "slapped when no slap was due"})]
             # A flinch stopped a due card: later hits are flinches only if they would have been anyway.
@@ -136,16 +137,17 @@ class TacoGame(TacoCommands):
                 return [self._ignored(h, "the round was already stopped by a flinch")]
             return [Event("flinched", {**h, "reason": early})]
         # a due window
-        card_at = w["card_at"]
+        card_at = w.card_at
+        assert card_at is not None  # a due window always knows when its card appeared
         early = self._early(at, card_at)
         if early is not None:
             return [Event("flinched", {**h, "reason": early})]
         if at > card_at + self.timeout_us:
             return [self._ignored(h, "after the slap window closed")]
-        if any(x["player"] == pid for x in w["hits"]):
+        if any(x["player"] == pid for x in w.hits):
             return []
         events = [Event("slapped", h)]
-        hits = w["hits"] + [h]
+        hits = w.hits + [h]
         if {x["player"] for x in hits} >= set(self.seats):
             events.append(self._verdict_event(self._judge_due(hits, w), max(x["at_us"] for x in hits)))
         return events
@@ -163,13 +165,13 @@ class TacoGame(TacoCommands):
         pid, at = h["player"], h["at_us"]
         if w is None:
             return [Event("slapped", h)]  # the first slap opens a window
-        if any(x["player"] == pid for x in w["hits"]):
+        if any(x["player"] == pid for x in w.hits):
             return []
         base = min(self._window_base(w), at)
         if at > base + self.timeout_us:
             return [self._ignored(h, "after the slap window closed")]
         events = [Event("slapped", h)]
-        hits = w["hits"] + [h]
+        hits = w.hits + [h]
         if {x["player"] for x in hits} >= set(self.seats):
             events.append(self._verdict_event(self._judge_physical(hits), max(x["at_us"] for x in hits)))
         return events
@@ -224,32 +226,32 @@ class TacoGame(TacoCommands):
 
     # ===================================================================
     # judging
-    def _judge_window(self, w: dict[str, Any]) -> dict[str, Any]:
-        if w["kind"] == "due":
-            return self._judge_due(w["hits"], w)
-        if w["kind"] == "flinch":
-            return flinch_verdict(w["flinches"], self.seats, ref_us=w.get("ref_at"))
-        return self._judge_physical(w["hits"])
+    def _judge_window(self, w: SlapWindow) -> dict[str, Any]:
+        if w.kind == "due":
+            return self._judge_due(w.hits, w)
+        if w.kind == "flinch":
+            return flinch_verdict(w.flinches, self.seats, ref_us=w.ref_at)
+        return self._judge_physical(w.hits)
 
-    def _judge_due(self, hits: list[dict[str, Any]], w: dict[str, Any]) -> dict[str, Any]:
+    def _judge_due(self, hits: list[dict[str, Any]], w: SlapWindow) -> dict[str, Any]:
         return slap_verdict(
             hits,
             self.seats,
-            ref_us=w["card_at"],
+            ref_us=w.card_at,
             timing="card",
-            rule_after=w["flipper"],
+            rule_after=w.flipper,
             empty_handed=self._empty_handed(),
         )
 
     def _judge_physical(self, hits: list[dict[str, Any]]) -> dict[str, Any]:
         """Physical play: the card (if a caller tapped it) decides, else follow time and quorum."""
-        w = self.window or {}
+        w = self.window or SlapWindow("physical")
         if hits:
             # Only hits inside the window count, measured from its earliest slap or tap.
-            base = min([h["at_us"] for h in hits] + ([w["opened_at"]] if w.get("opened_at") is not None else []))
+            base = min([h["at_us"] for h in hits] + ([w.opened_at] if w.opened_at is not None else []))
             hits = [h for h in hits if h["at_us"] <= base + self.timeout_us]
         hits = ordered(hits)
-        card = w.get("card_info")
+        card = w.card_info
         # Never-slapper rule: after the flipper if known, else from the round's first player.
         rule_after = card["player"] if card else self._seat_before(self.round_first)
         if (card and card["due"]) or not hits:
@@ -287,9 +289,9 @@ class TacoGame(TacoCommands):
         events = [Event("restarted", {"at_us": now_us})]
         w = self.window
         if w is not None:
-            if w["kind"] == "flinch":
+            if w.kind == "flinch":
                 # The flinch hits are in the log: judge them as they are.
-                events.append(self._verdict_event(flinch_verdict(w["flinches"], self.seats, ref_us=w.get("ref_at")), now_us))
+                events.append(self._verdict_event(flinch_verdict(w.flinches, self.seats, ref_us=w.ref_at), now_us))
             else:
                 events.append(Event("window_voided", {"at_us": now_us, "reason": "the service restarted during a slap window"}))
         if self.digital and not self.paused:

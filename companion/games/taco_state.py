@@ -2,16 +2,17 @@
 
 :class:`TacoState` holds everything ``evolve`` changes; :mod:`taco` decides
 (start, hits, deadlines), :mod:`taco_commands` the table's commands and
-:mod:`taco_view` what the phones see. A slap window is a dict tagged by
-``"kind"``: ``due`` (digital: a due card is on the table), ``flinch`` (a
+:mod:`taco_view` what the phones see. A slap window is tagged by its
+``kind``: ``due`` (digital: a due card is on the table), ``flinch`` (a
 flinch stopped the round) or ``physical`` (real cards: opened by the first
-slap or a caller's due card).
+slap or a caller's due card): a :class:`SlapWindow`.
 """
 
 from __future__ import annotations
 
 import copy
 import logging
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from core.errors import InputError
@@ -24,6 +25,31 @@ from companion.games.taco_judge import ordered
 from companion.games.taco_settings import check_settings
 
 log = logging.getLogger(__name__)
+
+
+@dataclass
+class SlapWindow:
+    """An open slap window, tagged by ``kind``.
+
+    * ``due``: digital play, a due card is on the table (``card``, ``word``,
+      ``flipper``, shown at ``card_at``); ``hits`` are the slaps on it.
+    * ``flinch``: a flinch stopped the round; ``flinches`` are the flinching
+      hits, ``card_at`` the due card it stopped (if any) and ``ref_at`` when the
+      card on the table appeared (digital play: the verdict is timed from it).
+    * ``physical``: real cards; opened by the first slap (``hits``) or by a due
+      card a caller tapped in at ``opened_at``; ``card_info`` is the card it judges.
+    """
+
+    kind: str
+    hits: list[dict[str, Any]] = field(default_factory=list)
+    flinches: list[dict[str, Any]] = field(default_factory=list)
+    card_at: int | None = None
+    card: str | None = None
+    word: str | None = None
+    flipper: int | None = None
+    opened_at: int | None = None
+    card_info: dict[str, Any] | None = None
+    ref_at: int | None = None
 
 
 class TacoState(Game):
@@ -68,7 +94,7 @@ class TacoState(Game):
         self.next_flip_at: int | None = None
         self.paused = False
         self.pause_remaining_us: int | None = None
-        self.window: dict[str, Any] | None = None
+        self.window: SlapWindow | None = None
         self.judged_until: int | None = None
         self.last_hit: dict[int, int] = {}
         self.verdicts: list[dict[str, Any]] = []
@@ -99,29 +125,30 @@ class TacoState(Game):
         s = self.settings
         return max(s["min_tempo_ms"], s["tempo_ms"] - s["speedup_ms"] * flips) * 1000
 
-    def _window_base(self, w: dict[str, Any]) -> int:
+    def _window_base(self, w: SlapWindow) -> int:
         """Time from which a window's timeout runs: the card (digital) or the earliest slap / tap."""
-        if w["kind"] == "due":
-            return w["card_at"]
-        times = [h["at_us"] for h in w.get("hits", [])]
-        if w.get("opened_at") is not None:
-            times.append(w["opened_at"])
+        if w.kind == "due":
+            assert w.card_at is not None  # a due window always knows when its card appeared
+            return w.card_at
+        times = [h["at_us"] for h in w.hits]
+        if w.opened_at is not None:
+            times.append(w.opened_at)
         return min(times)
 
     @staticmethod
-    def _card_due(w: dict[str, Any]) -> bool | None:
+    def _card_due(w: SlapWindow) -> bool | None:
         """Physical play: is a slap due on the window's card (None when no caller tapped it in)?"""
-        card = w.get("card_info")
+        card = w.card_info
         return None if card is None else bool(card["due"])
 
-    def _close_at(self, w: dict[str, Any]) -> int:
+    def _close_at(self, w: SlapWindow) -> int:
         """When the loop must judge window ``w`` (source clock)."""
-        if w["kind"] == "due":
-            return w["card_at"] + self.timeout_us + self.grace_us
-        if w["kind"] == "flinch":
-            return min(f["at_us"] for f in w["flinches"]) + self.grace_us
+        if w.kind == "due":
+            return w.card_at + self.timeout_us + self.grace_us
+        if w.kind == "flinch":
+            return min(f["at_us"] for f in w.flinches) + self.grace_us
         base = self._window_base(w)
-        hits = ordered(w["hits"])
+        hits = ordered(w.hits)
         if not hits or self._card_due(w):
             return base + self.timeout_us + self.grace_us
         first = hits[0]
@@ -135,8 +162,8 @@ class TacoState(Game):
         """A ``verdict`` event: the judgement plus the pile it moves and where the game goes next."""
         known_pile = self.digital or self.round_tapped
         top = self.top
-        if not self.digital and self.window is not None and self.window.get("card_info"):
-            top = self.window["card_info"]
+        if not self.digital and self.window is not None and self.window.card_info:
+            top = self.window.card_info
         data = {
             **judged,
             "n": len(self.verdicts) + 1,
@@ -221,18 +248,18 @@ class TacoState(Game):
             self.round_first_flip_at = at
         if self.digital:
             if d["due"]:
-                self.window = {"kind": "due", "card_at": at, "card": card, "word": d["word"], "flipper": pid, "hits": []}
+                self.window = SlapWindow("due", card_at=at, card=card, word=d["word"], flipper=pid)
                 self.next_flip_at = None
             else:
                 self.next_flip_at = at + self._tempo_us(self.flips_in_round)
         elif self.window is None:
             if d["due"]:  # a due card the caller tapped opens a window even before anyone slaps
-                self.window = {"kind": "physical", "hits": [], "opened_at": at, "card_info": dict(self.top)}
+                self.window = SlapWindow("physical", opened_at=at, card_info=dict(self.top))
         else:
             # A window is open: the first due card tapped during it is what it judges.
-            card = self.window.get("card_info")
+            card = self.window.card_info
             if card is None or not card["due"]:
-                self.window["card_info"] = dict(self.top)
+                self.window.card_info = dict(self.top)
 
     def _on_beat_passed(self, d: dict[str, Any]) -> None:
         self.beat_index += 1
@@ -250,19 +277,19 @@ class TacoState(Game):
         hit = {k: d[k] for k in ("player", "at_us", "pad", "kind", "resolution_us")}
         if self.window is None:
             card = dict(self.top) if (self.round_tapped and self.top) else None
-            self.window = {"kind": "physical", "hits": [], "opened_at": None, "card_info": card}
-        self.window["hits"].append(hit)
+            self.window = SlapWindow("physical", card_info=card)
+        self.window.hits.append(hit)
 
     def _on_flinched(self, d: dict[str, Any]) -> None:
         self._hit_seen(d)
         flinch = {k: d[k] for k in ("player", "at_us", "pad", "kind", "resolution_us", "reason")}
-        if self.window is None or self.window["kind"] != "flinch":
-            card_at = self.window["card_at"] if self.window and self.window["kind"] == "due" else None
+        if self.window is None or self.window.kind != "flinch":
+            card_at = self.window.card_at if self.window and self.window.kind == "due" else None
             # Digital play knows when the card on the table appeared: the verdict is timed from it.
             ref_at = self.top["at_us"] if self.digital and self.top is not None else None
-            self.window = {"kind": "flinch", "flinches": [], "card_at": card_at, "ref_at": ref_at}
+            self.window = SlapWindow("flinch", card_at=card_at, ref_at=ref_at)
             self.next_flip_at = None
-        self.window["flinches"].append(flinch)
+        self.window.flinches.append(flinch)
 
     def _on_verdict(self, d: dict[str, Any]) -> None:
         taker = d["taker"]

@@ -27,14 +27,14 @@ class TacoView(TacoState):
         w = self.window
         window = None
         if w is not None:
-            card = w.get("card_info") or ({"card": w["card"]} if "card" in w else None)
+            card = w.card_info or ({"card": w.card} if w.card is not None else None)
             window = {
-                "kind": w["kind"],
+                "kind": w.kind,
                 "card": card["card"] if card else None,
-                "opened_at_us": self._window_base(w) if w["kind"] != "flinch" else min(f["at_us"] for f in w["flinches"]),
+                "opened_at_us": self._window_base(w) if w.kind != "flinch" else min(f["at_us"] for f in w.flinches),
                 "close_at_us": self._close_at(w),
-                "slapped": [h["player"] for h in ordered(w.get("hits", []))],
-                "flinched": [f["player"] for f in ordered(w.get("flinches", []))],
+                "slapped": [h["player"] for h in ordered(w.hits)],
+                "flinched": [f["player"] for f in ordered(w.flinches)],
             }
         top = None
         if self.top is not None:
@@ -78,7 +78,7 @@ class TacoView(TacoState):
         if self.paused:
             return "paused"
         if self.window is not None:
-            return {"due": "slap!", "flinch": "flinch!", "physical": "slap window open"}[self.window["kind"]]
+            return {"due": "slap!", "flinch": "flinch!", "physical": "slap window open"}[self.window.kind]
         return f"round {self.round_no}"
 
     @classmethod

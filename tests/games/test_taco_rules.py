@@ -94,12 +94,12 @@ def test_a_table_that_slaps_on_every_due_card_plays_to_a_winner_or_keeps_every_c
         assert deadline is not None, "a running digital game always has a next beat or window"
         table.advance(deadline)
         w = table.game.window
-        if w is not None and w["kind"] == "due":
+        if w is not None and w.kind == "due":
             for i, pid in enumerate(table.game.seats):
                 offset = 200_000 + ((pid * 7919 + len(table.game.verdicts) * 104729) % 300_000)
                 if table.game.window is None:
                     break
-                table.hit(pid, w["card_at"] + offset + i, arrive_us=w["card_at"] + 600_000)
+                table.hit(pid, w.card_at + offset + i, arrive_us=w.card_at + 600_000)
         assert table.game.cards_in_play() == dealt
     outcome = table.game.outcome()
     if outcome is not None:

@@ -124,12 +124,12 @@ def play_bots(table: VirtualTable, bots: dict[str, Any]) -> list[Any]:
         assert deadline is not None, "a running digital game always has a next beat or a window"
         produced += table.advance(deadline)
         w = table.game.window
-        if w is None or w["kind"] != "due":
+        if w is None or w.kind != "due":
             continue
         windows += 1
         count = len(table.game.verdicts)
         for i, pad in enumerate(order):
-            produced += table.hit(pad, w["card_at"] + us(bots["reaction"] + i * bots["gap"]))
+            produced += table.hit(pad, w.card_at + us(bots["reaction"] + i * bots["gap"]))
         game = table.game
         assert len(game.verdicts) == count + 1, f"window {windows}: every pad slapped, so a verdict is due at once"
         verdict = game.verdicts[-1]
