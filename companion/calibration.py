@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from companion.thresholds import NOISE_FLOOR, CheckSamples, LastPeaks, suggest_thresholds
+from core.checks import whole_number
 from core.errors import InputError, PadSourceError, RuleError
 from hardware import protocol as p
 from hardware.source import LiveLevels, PadSource
@@ -259,9 +260,7 @@ class Calibrator:
 
     def _check_pad(self, pad: Any) -> int:
         count = self.source.pad_count
-        if isinstance(pad, bool) or not isinstance(pad, int) or not 1 <= pad <= count:
-            raise InputError(f"'pad' must be a whole number from 1 to {count}, got {pad!r}")
-        return pad
+        return whole_number(pad, 1, count, "'pad'")
 
     def set_thresholds(self, pad: Any, slap: Any = None, touch: Any = None, save: bool = False) -> dict[str, int]:
         """Set a pad's slap and/or touch threshold on the box at once (and keep them in EEPROM if ``save``).

@@ -17,7 +17,8 @@ from typing import Any, Callable
 
 import serial
 
-from core.errors import InputError, PadSourceError
+from core.checks import whole_number
+from core.errors import PadSourceError
 from hardware import protocol as p
 
 log = logging.getLogger(__name__)
@@ -54,8 +55,7 @@ class PadBoxCommands:
 
     def set_param(self, pad: int, name: str, value: int) -> None:
         """Set one per-pad parameter (firmware/PROTOCOL.md, SET). Raises InputError / PadSourceError."""
-        if isinstance(pad, bool) or not isinstance(pad, int) or not 1 <= pad <= self.pad_count:
-            raise InputError(f"pad must be a whole number from 1 to {self.pad_count}, got {pad!r}")
+        whole_number(pad, 1, self.pad_count, "pad")
         p.check_param(name, value)
         self._command(p.encode_set(pad, name, value), f"SET {pad} {name} {value}")
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from core.checks import whole_number
 from core.errors import InputError
 
 from hardware.box_events import Dropped, Err, Event, Heartbeat, Hello, Hit, Levels, Ok, PadConfig, Refused
@@ -313,8 +314,7 @@ def check_param(name: str, value: int) -> None:
     if name not in PARAMS:
         raise InputError(f"unknown pad parameter {name!r}; valid: {', '.join(PARAMS)}")
     lo, hi, _ = PARAMS[name]
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise InputError(f"pad parameter {name} must be a whole number from {lo} to {hi}, got {value!r}")
+    whole_number(value, lo, hi, f"pad parameter {name}")
 
 
 def encode_hello() -> bytes:
@@ -329,8 +329,7 @@ def encode_cfg() -> bytes:
 
 def encode_set(pad: int, name: str, value: int) -> bytes:
     """Set one pad parameter now (not kept over a reset until SAVE)."""
-    if isinstance(pad, bool) or not isinstance(pad, int) or not 1 <= pad <= MAX_PADS:
-        raise InputError(f"pad must be a whole number from 1 to {MAX_PADS}, got {pad!r}")
+    whole_number(pad, 1, MAX_PADS, "pad")
     check_param(name, value)
     return frame(f"SET {pad} {name} {value}")
 

@@ -10,6 +10,7 @@ import time
 from typing import Any, ClassVar
 
 from core.hits import HitKind, PadHit
+from core.checks import whole_number
 from hardware.source import PadSource
 
 
@@ -43,8 +44,7 @@ class SimulatedPads(PadSource):
 
         Raises ValueError for a pad outside 1..pad_count or a malformed value.
         """
-        if isinstance(pad, bool) or not isinstance(pad, int) or not 1 <= pad <= self.pad_count:
-            raise ValueError(f"pad must be a whole number from 1 to {self.pad_count}, got {pad!r}")
+        whole_number(pad, 1, self.pad_count, "pad", ValueError)
         hit = PadHit(
             pad=pad,
             at_us=self.now_us() if at_us is None else at_us,

@@ -12,6 +12,7 @@ from typing import Any
 from flask import Blueprint, jsonify, render_template
 from flask.typing import ResponseReturnValue
 
+from core.checks import whole_number
 from core.errors import InputError
 from core.hits import HitKind
 from web.helpers import ApiError, check_keys, current_service, json_object
@@ -33,8 +34,7 @@ def _hit_args(body: dict[str, Any], pad_count: int) -> dict[str, Any]:
     if "pad" not in body:
         raise InputError(f"'pad' is missing; send {{\"pad\": 1}} (pads are numbered 1 to {pad_count})")
     pad = body["pad"]
-    if isinstance(pad, bool) or not isinstance(pad, int) or not 1 <= pad <= pad_count:
-        raise InputError(f"'pad' must be a whole number from 1 to {pad_count}, got {pad!r}")
+    whole_number(pad, 1, pad_count, "'pad'")
     kind = body.get("kind", "slap")
     valid_kinds = [k.value for k in HitKind]
     if kind not in valid_kinds:

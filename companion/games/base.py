@@ -23,6 +23,7 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from companion.games.outcome import Outcome, Termination
 from companion.games.settings import SETTING_TYPES, SettingSpec
+from core.checks import whole_number
 from core.errors import CompanionError, InputError, RuleError
 from core.hits import PadHit
 
@@ -351,6 +352,4 @@ def require_int(args: Mapping[str, Any], key: str, lo: int, hi: int) -> int:
     value = args.get(key)
     if key not in args:
         raise InputError(f"'{key}' is missing")
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise InputError(f"'{key}' must be a whole number from {lo} to {hi}, got {value!r}")
-    return value
+    return whole_number(value, lo, hi, f"'{key}'")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 from typing import Any, Mapping
 
+from core.checks import whole_number
 from core.errors import InputError
 
 #: The five words of the chant, in order; each is also a card.
@@ -60,8 +61,7 @@ def validate_deck(value: Any) -> dict[str, int]:
     for card, count in value.items():
         if card not in CARDS:
             raise InputError(f"setting 'deck' names an unknown card {card!r}; cards: {', '.join(CARDS)}")
-        if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count <= 100:
-            raise InputError(f"setting 'deck': count of {card!r} must be a whole number from 0 to 100, got {count!r}")
+        whole_number(count, 0, 100, f"setting 'deck': count of {card!r}")
         deck[card] = count
     if sum(deck.values()) == 0:
         raise InputError("setting 'deck' has no cards at all")

@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from core.checks import whole_number
 from core.errors import InputError, RuleError
 from companion.games.tactile_board import COLOURS
 
@@ -63,8 +64,7 @@ def parse_face(args: Mapping[str, Any]) -> tuple[str, str, tuple[tuple[str, int]
     for key, n in cost.items():
         if key not in COLOURS:
             raise InputError(f"'cost' colours must be {', '.join(COLOURS)}, got {key!r}")
-        if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= 16:
-            raise InputError(f"'cost.{key}' must be a whole number from 0 to 16, got {n!r}")
+        whole_number(n, 0, 16, f"'cost.{key}'")
     return colour, kind, tuple((c, cost[c]) for c in COLOURS if cost.get(c))
 
 

@@ -7,6 +7,7 @@ from typing import Any, Mapping
 from companion.games.base import SettingSpec
 from companion.games.tactile_board import COLOURS, check_tile_counts
 from companion.games.tactile_cards import MARKET_SIZE
+from core.checks import whole_number
 from core.errors import InputError
 
 #: Every setting, in the order the start form shows them.
@@ -35,12 +36,10 @@ def check_settings(out: dict[str, Any]) -> dict[str, Any]:
         raise InputError(f"'resources' must be a count per colour ({', '.join(COLOURS)}) or one count for all, "
                          f"got {out['resources']!r}")
     for colour, n in res.items():
-        if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= 99:
-            raise InputError(f"'resources.{colour}' must be a whole number from 0 to 99, got {n!r}")
+        whole_number(n, 0, 99, f"'resources.{colour}'")
     out["resources"] = {c: res[c] for c in COLOURS}
     size = out["deck_size"]
-    if isinstance(size, bool) or not isinstance(size, int) or not MARKET_SIZE <= size <= 1000:
-        raise InputError(f"'deck_size' must be a whole number from {MARKET_SIZE} to 1000, got {size!r}")
+    whole_number(size, MARKET_SIZE, 1000, "'deck_size'")
     first = out["first_player"]
     if first is not None and (isinstance(first, bool) or not isinstance(first, int)):
         raise InputError(f"'first_player' must be a player id or null, got {first!r}")

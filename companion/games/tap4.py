@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
+from core.checks import whole_number
 from core.errors import InputError, RuleError
 from companion.games import register
 from companion.games.base import Command, Event, Game, Outcome, Player, SettingSpec, Termination, command, require
@@ -79,8 +80,7 @@ class Tap4(Game):
     def validate_settings(cls, settings: Mapping[str, Any]) -> dict[str, Any]:
         merged = super().validate_settings(settings)
         target = merged["target"]
-        if isinstance(target, bool) or not isinstance(target, int) or not 1 <= target <= 10000:
-            raise InputError(f"Tap 4 setting 'target' must be a whole number from 1 to 10000, got {target!r}")
+        whole_number(target, 1, 10000, "Tap 4 setting 'target'")
         first = merged["first_starter"]
         if first is not None and (isinstance(first, bool) or not isinstance(first, int)):
             raise InputError(f"Tap 4 setting 'first_starter' must be a player id or null, got {first!r}")
