@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
+from pytest_mock import MockerFixture
 from helpers.padbox import emu, private_emulator_dir  # noqa: F401
 from helpers.procs import stop_process
 
@@ -302,8 +303,8 @@ def test_silent_box_is_reported() -> None:
         box.stop()
 
 
-def test_no_port_at_all_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ports, "usb_ports", lambda: [])
+def test_no_port_at_all_is_reported(mocker: MockerFixture) -> None:
+    mocker.patch.object(ports, "usb_ports", return_value=[])
     src = SerialPadBox(port=None, hello_timeout_s=0.5, retry_s=0.1)
     src.start()
     try:
@@ -314,8 +315,8 @@ def test_no_port_at_all_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
         src.stop()
 
 
-def test_search_finds_a_running_emulator_without_a_configured_port(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ports, "usb_ports", lambda: [])
+def test_search_finds_a_running_emulator_without_a_configured_port(mocker: MockerFixture) -> None:
+    mocker.patch.object(ports, "usb_ports", return_value=[])
     box = PadBoxEmulator(pads=3).start()
     try:
         src = SerialPadBox(port=None, hello_timeout_s=3.0, retry_s=0.1)

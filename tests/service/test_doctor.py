@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pytest_mock import MockerFixture
 
 from companion.cli import main
 from companion.commands import doctor
@@ -268,8 +269,8 @@ def test_report_marks_and_exit_code() -> None:
 
 
 def test_doctor_command_good_config_exits_0(good_config: Path, capsys: pytest.CaptureFixture[str],
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(doctor, "list_serial_ports", lambda: PORTS[:1])
+                                            mocker: MockerFixture) -> None:
+    mocker.patch.object(doctor, "list_serial_ports", return_value=PORTS[:1])
     assert main(["doctor", "--config", str(good_config)]) == 0
     out = capsys.readouterr().out
     assert f"[ ok ] config: {good_config}" in out
@@ -291,11 +292,11 @@ def test_run_checks_order(good_config: Path) -> None:
     assert names == ["python", "packages", "config", "data dir", "gpio", "serial ports", "pad box"]
 
 
-def test_doctor_json_output(good_config: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_doctor_json_output(good_config: Path, capsys: pytest.CaptureFixture[str], mocker: MockerFixture) -> None:
     import json
 
-    monkeypatch.setattr(doctor, "list_serial_ports", lambda: PORTS[:2])
-    monkeypatch.setattr(doctor, "check_pad_box", lambda config, port, ports: Check("pad box", OK, "stub"))
+    mocker.patch.object(doctor, "list_serial_ports", return_value=PORTS[:2])
+    mocker.patch.object(doctor, "check_pad_box", return_value=Check("pad box", OK, "stub"))
     assert main(["doctor", "--config", str(good_config), "--json"]) == 0
     checks = json.loads(capsys.readouterr().out)
     assert {c["name"]: c["status"] for c in checks}["config"] == "ok"
