@@ -8,13 +8,14 @@ and documented; helpers live in ``tests/helpers`` (imported as ``helpers.<module
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Mapping
 
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from gpiozero import Device
 
+from companion.games.base import Game
 from companion.service import TableService
 from companion.store import EventStore
 from hardware.mockpins import TimedMockFactory
@@ -29,9 +30,15 @@ def data_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def service(data_dir: Path) -> Iterator[TableService]:
-    """A running TableService with every installed game and simulated pads; stopped, its log closed, afterwards."""
-    with running_service(data_dir) as svc:
+def games() -> Mapping[str, type[Game]] | None:
+    """The games the table offers: None for every installed one (a module overrides it to narrow them)."""
+    return None
+
+
+@pytest.fixture
+def service(data_dir: Path, games: Mapping[str, type[Game]] | None) -> Iterator[TableService]:
+    """A running TableService with ``games`` and simulated pads; stopped, its log closed, afterwards."""
+    with running_service(data_dir, games=games) as svc:
         yield svc
 
 

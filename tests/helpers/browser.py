@@ -102,10 +102,9 @@ def seat(service: TableService, names: Iterable[str]) -> list[int]:
 
 
 @pytest.fixture
-def table_service(tmp_path: Path) -> Iterator[TableService]:
-    """A real, started TableService with 4 simulated pads; stopped afterwards."""
-    with running_service(tmp_path / "data") as service:
-        yield service
+def table_service(service: TableService) -> TableService:
+    """conftest's ``service`` (a real, started TableService with 4 simulated pads) under the name these tests use."""
+    return service
 
 
 def make_app(service: TableService, data_dir: Path, **config: Any) -> Flask:

@@ -5,13 +5,15 @@ from __future__ import annotations
 import csv
 import io
 import xml.etree.ElementTree as ET
-from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
-from helpers.browser import make_app, running_service, seat, trust
+from helpers.browser import seat, trust
 from helpers.game_docs import documented_fields, view_paths
 
+from flask import Flask
+
+from companion.games.base import Game
 from companion.games.tap4 import Tap4
 from companion.service import TableService
 
@@ -19,14 +21,14 @@ SVG = "{http://www.w3.org/2000/svg}"
 
 
 @pytest.fixture
-def service(tmp_path: Path) -> Iterator[TableService]:
-    with running_service(tmp_path / "data", games={"tap4": Tap4}) as svc:
-        yield svc
+def games() -> dict[str, type[Game]]:
+    """Only Tap 4 at this table."""
+    return {"tap4": Tap4}
 
 
 @pytest.fixture
-def client(tmp_path: Path, service: TableService) -> Any:
-    with make_app(service, tmp_path / "data").test_client() as c:
+def client(app: Flask) -> Any:
+    with app.test_client() as c:
         yield c
 
 
