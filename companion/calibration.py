@@ -74,6 +74,10 @@ class _Check:
     def samples(self) -> CheckSamples:
         return CheckSamples(self.pad, list(self.slap), list(self.touch))
 
+    def recording(self) -> list[list[int]]:
+        """The frames of the phase being recorded now."""
+        return self.slap if self.phase == "slap" else self.touch
+
 
 class Calibrator:
     """Calibration of one pad source: levels, thresholds and the guided check.
@@ -243,7 +247,7 @@ class Calibrator:
                 self._last = LastPeaks(len(peaks))
             self._last.feed(peaks, int(frame.get("at_us") or 0))
             if self._check is not None:
-                frames = getattr(self._check, self._check.phase)
+                frames = self._check.recording()
                 frames.append(peaks)
                 if len(frames) > MAX_CHECK_FRAMES:
                     del frames[0]

@@ -136,7 +136,7 @@ def command() -> ResponseReturnValue:
     try:
         result = service.submit(name, args, actor=actor_label())
     except RuntimeError as exc:
-        if getattr(service, "running", True):
+        if service.running:
             raise  # a bug inside the table service: the 500 handler logs it
         raise ApiError(503, f"the table service is not running ({exc}); restart tabletop serve") from None
     return jsonify(result)

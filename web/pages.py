@@ -50,6 +50,6 @@ def screen() -> ResponseReturnValue:
     """The big live view for a tablet in the middle of the table."""
     table_ctx = current_table()
     pin = table_ctx.pin if _may_see_pin() else None
-    problem = table_ctx.service.log_problem() if hasattr(table_ctx.service, "log_problem") else None
+    problem = table_ctx.service.log_problem()
     return render_template("screen.html", game_scripts=game_scripts(), game_styles=game_styles(), pin=pin, trusted=is_trusted(),
                            log_problem=problem, pin_entry=pin_entry_status())
