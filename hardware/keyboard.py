@@ -20,7 +20,7 @@ import os
 import select
 import termios
 import threading
-from typing import Callable
+from typing import Any, Callable
 
 from core.hits import HitKind
 from hardware.sim import SimulatedPads
@@ -89,7 +89,7 @@ class KeyboardReader:
         self.pads = pads
         self.fd = 0 if fd is None else fd
         self.on_eof = on_eof
-        self._saved_attrs: list | None = None
+        self._saved_attrs: list[Any] | None = None  # termios attributes (mixed ints and a list)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.keys_read = 0
