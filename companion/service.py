@@ -24,7 +24,7 @@ import random
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 from companion.broadcast import Broadcaster, Subscription, Update
 from companion.config import Config
@@ -36,6 +36,10 @@ from companion.store import EventStore, NewEvent, utc_now
 from companion.table import TableState, effective_events
 from hardware.hits import PadHit
 from hardware.source import PadSource, SourceNotice
+
+if TYPE_CHECKING:  # pragma: no cover
+    from companion.calibration import Calibrator
+    from companion.phonepads import PhonePads
 
 __all__ = ["TableService", "Update", "Subscription", "Reply"]
 
@@ -131,6 +135,7 @@ class TableService:
         self._started = False
         self._stopped = False
         self._stuck_deadline: int | None = None
+        self._phone_pads: "PhonePads | None" = None
         self._last_notice: dict[str, Any] | None = None
         #: Which source notices become events: a kind at most once per window (companion.notices).
         self.notices = NoticeGate()
@@ -233,6 +238,17 @@ class TableService:
         from companion.calibration import Calibrator, calibrator_for  # noqa: F401  (lazy: only the page needs it)
 
         return calibrator_for(self.source)
+
+    @property
+    def phone_pads(self) -> "PhonePads":
+        """Phones as pads on this table (the /pad page): made on first use, hits into this loop's inbox."""
+        with self._lifecycle:
+            if self._phone_pads is None:
+                from companion.phonepads import PhonePads
+
+                self._phone_pads = PhonePads(self.source.now_us, self.inbox.put, self.source.pad_count,
+                                             self.config.data_dir)
+            return self._phone_pads
 
     def __enter__(self) -> "TableService":
         self.start()

@@ -104,6 +104,10 @@ class PhoneFit:
         mid = self._line(phone_us)
         return phone_us + round(mid), max(1, int(max(hi - mid, mid - lo)) + 1)
 
+    def error_us(self, phone_us: int) -> int:
+        """The error bound of :meth:`to_pad` at ``phone_us`` (µs, either way)."""
+        return self.to_pad(phone_us)[1]
+
     @property
     def chord_mid(self) -> Vertex:
         """The estimate's line ``(a, b)``: the middle of the polygon's widest chord at a fixed rate.

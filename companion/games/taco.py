@@ -35,7 +35,7 @@ from companion.games.taco_cards import (
     shuffled_deck,
     word_at,
 )
-from companion.games.taco_judge import flinch_verdict, ms, ordered, rotation, slap_verdict
+from companion.games.taco_judge import flinch_verdict, hit_fields, ms, ordered, rotation, slap_verdict
 from companion.games.taco_settings import check_settings, default_settings
 from hardware.hits import HitKind, PadHit
 
@@ -391,6 +391,8 @@ class TacoGame(Game):
         if last is not None and abs(at - last) < self.mask_us:
             return []  # a bounce of a hit already counted (mask time)
         h = {"player": pid, "at_us": at, "pad": hit.pad, "kind": hit.kind.value, "resolution_us": hit.resolution_us}
+        if hit.uncertainty_us:
+            h["uncertainty_us"] = hit.uncertainty_us  # a phone pad: judged with its own uncertainty
         if self.judged_until is not None and at <= self.judged_until:
             return [self._ignored(h, "its time falls in a slap window already judged")]
         if self.digital and self.round_first_flip_at is not None and at < self.round_first_flip_at:
@@ -706,7 +708,7 @@ class TacoGame(Game):
 
     def _on_slapped(self, d: dict[str, Any]) -> None:
         self._hit_seen(d)
-        hit = {k: d[k] for k in ("player", "at_us", "pad", "kind", "resolution_us")}
+        hit = hit_fields(d)
         if self.window is None:
             card = dict(self.top) if (self.round_tapped and self.top) else None
             self.window = {"kind": "physical", "hits": [], "opened_at": None, "card_info": card}
@@ -714,7 +716,7 @@ class TacoGame(Game):
 
     def _on_flinched(self, d: dict[str, Any]) -> None:
         self._hit_seen(d)
-        flinch = {k: d[k] for k in ("player", "at_us", "pad", "kind", "resolution_us", "reason")}
+        flinch = {**hit_fields(d), "reason": d["reason"]}
         if self.window is None or self.window["kind"] != "flinch":
             card_at = self.window["card_at"] if self.window and self.window["kind"] == "due" else None
             # Digital play knows when the card on the table appeared: the verdict is timed from it.
