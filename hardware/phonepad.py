@@ -26,6 +26,8 @@ SCAN_JITTER_US = 8_400
 MIN_CALIBRATION_TAPS = 8
 #: A tap this far from the calibration's median is a miss (a double tap, a look away), not latency.
 CALIBRATION_OUTLIER_US = 150_000
+#: A calibrated latency outside this range is tapping off the beat, not a touchscreen (µs; a tapper may run early).
+LATENCY_RANGE_US = (-100_000, 250_000)
 #: The calibration's estimate error is this many standard errors (about 1 in 1000 beyond it).
 CALIBRATION_SIGMAS = 3.3
 #: A sync older than this (phone clock) is stale: the phone must resync before it slaps.
@@ -86,6 +88,9 @@ def calibrate(asynchronies_us: Sequence[int]) -> TouchLatency:
     if len(kept) < MIN_CALIBRATION_TAPS:
         raise ValueError(f"only {len(kept)} taps were near the beat; tap along with each flash and click again")
     median = statistics.median(kept)
+    if not LATENCY_RANGE_US[0] <= median <= LATENCY_RANGE_US[1]:
+        raise ValueError(f"the taps came {median / 1000:.0f} ms from the beat, more than any touchscreen's delay; "
+                         "tap with each flash and click, not between them, and calibrate again")
     spread = 1.4826 * statistics.median(abs(v - median) for v in kept)
     # The median's standard error is about 1.25 sigma / sqrt(n).
     error = CALIBRATION_SIGMAS * 1.25 * spread / math.sqrt(len(kept))
