@@ -31,7 +31,7 @@ from typing import Any, Callable
 from companion.errors import InputError, NotFoundError, RuleError
 from companion.private import restrict
 from hardware.hits import HitKind, PadHit
-from hardware.phoneclock import PhoneClock, SyncRound
+from hardware.phoneclock import PhoneClock, PhoneFit, SyncRound
 from hardware.phonepad import UNCALIBRATED, TouchLatency, calibrate, phone_hit
 
 log = logging.getLogger(__name__)
@@ -130,6 +130,16 @@ class PhonePads:
         with self._lock:
             device = self._device(token)
             return device.public() | {"next_sync_ms": self._next_ms(device)}
+
+    def fit_of(self, tag: str) -> PhoneFit | None:
+        """The clock fit of the phone showing ``tag`` (benchmarks, status pages); None before its first round."""
+        with self._lock:
+            return self._by_tag(tag).clock.fit
+
+    def latency_of(self, tag: str) -> TouchLatency:
+        """The touch latency of the phone showing ``tag``."""
+        with self._lock:
+            return self._by_tag(tag).latency
 
     def phones(self) -> list[dict[str, Any]]:
         """Every phone the table knows, by tag."""

@@ -110,16 +110,27 @@ class PhoneFit:
 
     @property
     def chord_mid(self) -> Vertex:
-        """The estimate's line ``(a, b)``: the middle of the polygon's widest chord at a fixed rate.
+        """The estimate's line ``(a, b)``: the middle of the polygon's chord at the rate of its widest stretch.
 
         The chord at rate ``b`` is the range of offsets every round allows for
-        lines of that slope; the true rate keeps every round's least delay in
-        it, a wrong one tilts old and new rounds against each other and
-        narrows it. The widest chord is at one of the polygon's vertices.
+        lines of that slope. At the true rate every round's least delay stays
+        inside it; a wrong rate tilts old rounds against new ones and narrows
+        it. Over a short window the widths of nearby rates differ by less than
+        the rounds' noise, so the rate taken is the middle of the stretch of
+        rates whose chord is within :data:`PLATEAU_US` of the widest, and the
+        line the middle of the chord there.
         """
-        best = max(self.vertices, key=lambda v: self._width(v[1]))
-        lo, hi = self.chord_at(best[1])
-        return (lo + hi) / 2, best[1]
+        rates = [v[1] for v in self.vertices]
+        lo_b, hi_b = min(rates), max(rates)
+        grid = [lo_b + (hi_b - lo_b) * k / RATE_STEPS for k in range(RATE_STEPS + 1)]
+        widths = [self._width(b) for b in grid]
+        top = max(widths)
+        near = [b for b, w in zip(grid, widths) if w >= top - PLATEAU_US]
+        b = (near[0] + near[-1]) / 2
+        lo, hi = self.chord_at(b)
+        if lo > hi:  # a polygon thinner than the rounding: take the vertex nearest that rate
+            return min(self.vertices, key=lambda v: abs(v[1] - b))
+        return (lo + hi) / 2, b
 
     def _line(self, phone_us: int) -> float:
         a, b = self.chord_mid
@@ -143,6 +154,12 @@ class PhoneFit:
         """The least and greatest rate still possible, in ppm (phone against pad clock)."""
         rates = [b for _, b in self.vertices]
         return min(rates) * 1e6, max(rates) * 1e6
+
+
+#: Rates tried across the polygon's range when looking for its widest chord.
+RATE_STEPS = 64
+#: Chords this close (µs) to the widest count as equally wide: the rounds' stamps are not finer than that.
+PLATEAU_US = 500.0
 
 
 def _clip(polygon: list[Vertex], u: float, c: float, upper: bool) -> list[Vertex]:
@@ -196,6 +213,11 @@ class PhoneClock:
     def fit(self) -> PhoneFit | None:
         """The current fit, or None before the first round."""
         return self._fit
+
+    @property
+    def rounds(self) -> tuple[SyncRound, ...]:
+        """The rounds in the window, in phone time order."""
+        return tuple(self._rounds)
 
     def reset(self) -> None:
         """Forget every round (the phone reloaded the page: its clock starts again)."""

@@ -48,12 +48,14 @@ class SimulatedPhone:
         status, _, data = self.client.call(method, path, body)
         return status, data
 
-    def sync_once(self) -> bool:
+    def sync_once(self, client: JsonClient | None = None) -> bool:
         """One round trip as the page makes it; False when it was lost (a timeout or a broken connection).
 
         Thread-safe: rounds overlap (:meth:`sync_for` sends one every
         ``next_sync_ms`` without waiting), each reporting the answers come since.
+        ``client``: the connection to use (default: this phone's own).
         """
+        client = client or self.client
         with self._lock:
             body: dict[str, Any] = {"t1_us": self.phone_us()}
             if self._answered:
@@ -61,8 +63,6 @@ class SimulatedPhone:
             if self._restart:
                 body["restart"] = True
                 self._restart = False
-        client = JsonClient(self.client.port, host=self.client.host, timeout=self.client.timeout)
-        client.cookie, client.csrf = self.client.cookie, self.client.csrf
         try:
             status, _, data = client.call("POST", "/api/pad/sync", body)
         except OSError:
@@ -78,19 +78,33 @@ class SimulatedPhone:
             self.rounds += 1
         return True
 
-    def sync_for(self, seconds: float) -> None:
-        """Send a round every ``next_sync_ms`` (as the table asks) for ``seconds``, without waiting for answers."""
+    def sync_for(self, seconds: float, connections: int = 4) -> None:
+        """Send a round every ``next_sync_ms`` (as the table asks) for ``seconds``, without waiting for answers.
+
+        As a browser does, the rounds share a few kept-alive connections
+        (``connections``), each sending its next round when its turn comes.
+        """
         end = time.monotonic() + seconds
-        threads: list[threading.Thread] = []
-        next_at = time.monotonic()
-        while next_at < end:
-            t = threading.Thread(target=self.sync_once, daemon=True)
-            t.start()
-            threads.append(t)
-            next_at += self.next_sync_ms / 1000.0
-            time.sleep(max(0.0, next_at - time.monotonic()))
+        turn = threading.Lock()
+        schedule = {"next": time.monotonic()}
+
+        def worker() -> None:
+            client = JsonClient(self.client.port, host=self.client.host, timeout=self.client.timeout, keep_alive=True)
+            client.cookie, client.csrf = self.client.cookie, self.client.csrf
+            while True:
+                with turn:
+                    at = schedule["next"]
+                    schedule["next"] = at + self.next_sync_ms / 1000.0
+                if at >= end:
+                    return
+                time.sleep(max(0.0, at - time.monotonic()))
+                self.sync_once(client)
+
+        threads = [threading.Thread(target=worker, daemon=True) for _ in range(connections)]
         for t in threads:
-            t.join(timeout=self.client.timeout + 1)
+            t.start()
+        for t in threads:
+            t.join(timeout=seconds + self.client.timeout + 1)
 
     def me(self) -> dict[str, Any]:
         """GET /api/pad."""
