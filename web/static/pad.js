@@ -54,20 +54,21 @@
 
   function refresh() { return call("GET", "/api/pad").then(show).catch(function () {}); }
 
-  /* ---- the clock: round trips forever while the page is open ---- */
-  var answered = null;
+  /* ---- the clock: round trips forever while the page is open ----
+   * One is sent every next_sync_ms (the table says how often) without waiting for
+   * the last: each reports the answers that came since, with their arrival (t4). */
+  var answered = [];
   var restart = true;
+  var nextMs = 50;
   function syncOnce() {
-    var t1 = us(performance.now());
-    var body = { t1_us: t1 };
-    if (answered) { body.answered = answered; }
-    if (restart) { body.restart = true; }
-    answered = null;
+    var body = { t1_us: us(performance.now()) };
+    if (answered.length) { body.answered = answered.slice(0, 32); answered = answered.slice(32); }
+    if (restart) { body.restart = true; restart = false; }
     call("POST", "/api/pad/sync", body).then(function (data) {
-      answered = { id: data.id, t4_us: us(performance.now()) };
-      restart = false;
-      setTimeout(syncOnce, data.next_sync_ms);
-    }, function () { setTimeout(syncOnce, 500); });
+      answered.push({ id: data.id, t4_us: us(performance.now()) });
+      nextMs = data.next_sync_ms;
+    }, function () { nextMs = 500; });
+    setTimeout(syncOnce, nextMs);
   }
 
   /* ---- touches ---- */
@@ -79,12 +80,13 @@
       .then(function () { say("registered", "ok"); }, function (e) { say(e.message, "refused"); });
   }
 
-  // A quick, small contact is a light touch where the phone reports contact size; else a slap.
-  var TOUCH_LIFT_MS = 120, TOUCH_AREA_PX2 = 150;
+  // A quick, small contact is a light touch where the phone reports its contact size (a finger's
+  // contact is 10 to 60 px across; a phone that reports none says 0 to 2); else every touch is a slap.
+  var TOUCH_LIFT_MS = 120, TOUCH_AREA_PX2 = 150, SIZE_REPORTED_PX = 5;
   area.addEventListener("pointerdown", function (e) {
     e.preventDefault();
     var stamp = e.timeStamp;
-    var sized = e.pointerType === "touch" && (e.width > 1 || e.height > 1);
+    var sized = e.pointerType === "touch" && (e.width >= SIZE_REPORTED_PX || e.height >= SIZE_REPORTED_PX);
     if (!sized || calibrating) { send(stamp, "slap"); return; }
     var small = e.width * e.height < TOUCH_AREA_PX2, done = false;
     function decide(kind) { if (!done) { done = true; area.removeEventListener("pointerup", up); send(stamp, kind); } }
@@ -114,12 +116,15 @@
         }
         setTimeout(function () { area.classList.remove("pp-flash"); }, 80);
         n += 1;
+        root.setAttribute("data-calibration-beat", String(n));
+        say("tap along with each flash and click: " + n + " of " + BEATS, "ok");
         if (n < BEATS) { setTimeout(beat, start + n * BEAT_MS - performance.now()); } else { setTimeout(finish, BEAT_MS); }
       });
     }
     setTimeout(beat, start - performance.now());
     function finish() {
       var c = calibrating; calibrating = null;
+      root.removeAttribute("data-calibration-beat");
       var beats = c.beats.slice(WARM_UP), offsets = [];
       c.taps.forEach(function (t) {
         var best = null;
