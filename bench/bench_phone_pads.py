@@ -134,6 +134,36 @@ def sync_phase(service: TableService, phones: list[Phone], seconds: float) -> di
     return out
 
 
+def maths_only(phones: int, seconds: float, rng: random.Random) -> list[float]:
+    """The same estimator fed the same weather in-process (no HTTP, no threads): the algorithm's own share.
+
+    Rounds at the pad page's pace (20 a second for 100, then 10 a second),
+    delays drawn from UP and DOWN, loss bursts dropping rounds; the error
+    sampled every SAMPLE_S after SETTLE_S, as in the sync phase.
+    """
+    from hardware.phoneclock import PhoneClock, SyncRound
+
+    errors: list[float] = []
+    for i in range(phones):
+        rate = 1.0 + (200e-6 if i % 2 else -200e-6)
+        offset = rng.randrange(10**9, 10**12)
+        clock = PhoneClock()
+        t, bad, count, next_sample = 0.0, False, 0, SETTLE_S * 1e6
+        while t < seconds * 1e6:
+            bad = rng.random() >= LOSS.p_leave if bad else rng.random() < LOSS.p_enter
+            stall = LOSS.stall_ms * 1000 if bad else 0.0
+            t2 = round(t + UP.draw(rng) * 1e6 + stall)
+            clock.add(SyncRound(offset + round(t * rate), t2, t2 + 300,
+                                offset + round((t2 + 300 + DOWN.draw(rng) * 1e6) * rate)))
+            count += 1
+            t += 50_000 if count < 100 else 100_000
+            while next_sample <= t and clock.fit is not None:
+                est, _ = clock.fit.to_pad(offset + round(next_sample * rate))
+                errors.append(abs(est - next_sample) / 1000)
+                next_sample += SAMPLE_S * 1e6
+    return errors
+
+
 def judge_rounds(phones: list[Phone], rounds: int, rng: random.Random) -> dict[str, Any]:
     """Play ``rounds`` rounds with the fits of the sync phase; count wrong orders and photo finishes."""
     wrong = wrong_arrival = clear_pairs = 0
@@ -248,6 +278,8 @@ def main() -> Report:
     report.series("offset_bound_ms", [b / 1000 for b in sync["bound_us"]], "ms", "the error bound it states",
                   percentiles=(99,))
     report.figure("bound_violations", sum(sync["violations"]), "samples", "error beyond the stated bound [target 0]")
+    report.series("offset_error_ms_maths", maths_only(n_phones, sync_s, random.Random(3)), "ms",
+                  "the same estimator and weather in-process, no HTTP path", percentiles=(99,))
     report.series("naive_error_ms", naive_ms, "ms", "baseline: newest round's NTP midpoint", percentiles=(99,))
     report.ratio("offset_p99_vs_naive", percentile(err_ms, 99), percentile(naive_ms, 99),
                  "offset error p99, polygon fit over one-round NTP", target="<= 1")
