@@ -205,7 +205,7 @@ def judge_rounds(phones: list[Phone], rounds: int, rng: random.Random) -> dict[s
         verdict = slap_verdict(hits, [h["player"] for h in hits], ref_us=None, timing="first_slap", rule_after=None)
         order = [e["player"] for e in verdict["order"]]
         by_id = {h["player"]: h for h in hits}
-        for a, b in zip(order, order[1:]):
+        for a, b in zip(order, order[1:], strict=False):
             gap = by_id[b]["at_us"] - by_id[a]["at_us"]
             if gap >= combined_uncertainty_us(by_id[a], by_id[b]):
                 clear_pairs += 1
@@ -284,9 +284,10 @@ def main() -> Report:
     report.ratio("offset_p99_vs_naive", percentile(err_ms, 99), percentile(naive_ms, 99),
                  "offset error p99, polygon fit over one-round NTP", target="<= 1")
     report.figure("offset_error_p99_target", 2.0, "ms", "target for offset_error_ms_p99")
-    report.figure("latency_calibration_error_ms",
-                  statistics.median(abs((p.latency.latency_us if p.latency else 0) - p.latency_us - SCAN_US / 2) / 1000
-                                    for p in phones), "ms", "calibrated touch latency - true mean latency (median of phones)")
+    calibration_error = statistics.median(
+        abs((p.latency.latency_us if p.latency else 0) - p.latency_us - SCAN_US / 2) / 1000 for p in phones)
+    report.figure("latency_calibration_error_ms", calibration_error, "ms",
+                  "calibrated touch latency - true mean latency (median of phones)")
     report.figure("rounds_judged", rounds, "rounds", f"{judged['clear_pairs']} pairs judged clear of their uncertainty")
     report.figure("wrong_orders", judged["wrong"], "pairs", "clear pairs in the wrong order [target 0]")
     report.figure("wrong_orders_by_arrival", judged["wrong_arrival"], "pairs",

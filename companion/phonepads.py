@@ -219,7 +219,8 @@ class PhonePads:
             device = self._device(token)
             if answered is not None:
                 if not isinstance(answered, list) or len(answered) > PENDING_ROUNDS:
-                    raise InputError(f"'answered' must be a list of at most {PENDING_ROUNDS} {{\"id\", \"t4_us\"}} objects")
+                    raise InputError(f"'answered' must be a list of at most {PENDING_ROUNDS} "
+                                     "{\"id\", \"t4_us\"} objects")
                 reports = [self._answer(one) for one in answered]
                 for round_id, t4 in sorted(reports, key=lambda r: r[1]):
                     self._take_answer(device, round_id, t4)
@@ -238,7 +239,8 @@ class PhonePads:
         """One report of 'answered' as ``(round id, t4)``, or InputError."""
         if not isinstance(one, dict) or set(one) != {"id", "t4_us"} or isinstance(one["id"], bool) \
                 or not isinstance(one["id"], int):
-            raise InputError("each of 'answered' must be {\"id\": <the id of an earlier sync>, \"t4_us\": <when its answer came>}")
+            raise InputError("each of 'answered' must be "
+                             "{\"id\": <the id of an earlier sync>, \"t4_us\": <when its answer came>}")
         return one["id"], _whole_us("answered[].t4_us", one["t4_us"])
 
     def _take_answer(self, device: PhoneDevice, round_id: int, t4: int) -> None:
@@ -272,7 +274,8 @@ class PhonePads:
         """Keep this phone's touch latency from a tap-along (each tap's stamp minus its beat, in µs)."""
         if not isinstance(asynchronies_us, list) or len(asynchronies_us) > 200 or not all(
                 isinstance(v, int) and not isinstance(v, bool) and abs(v) < 1_000_000 for v in asynchronies_us):
-            raise InputError("'asynchronies_us' must be a list of at most 200 whole microseconds, each within 1 s of its beat")
+            raise InputError("'asynchronies_us' must be a list of at most 200 whole microseconds, "
+                             "each within 1 s of its beat")
         try:
             latency = calibrate(asynchronies_us)
         except ValueError as exc:
@@ -302,7 +305,8 @@ class PhonePads:
         with self._lock:
             device = self._device(token)
             if device.pad is None:
-                raise RuleError("this phone holds no pad yet: enter a pad's code from the table screen, or ask the PIN holder")
+                raise RuleError("this phone holds no pad yet: enter a pad's code from the table screen, "
+                                "or ask the PIN holder")
             try:
                 hit = phone_hit(device.pad, at, kind, device.clock.fit, device.latency, sent)
             except ValueError as exc:

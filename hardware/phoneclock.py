@@ -125,7 +125,7 @@ class PhoneFit:
         grid = [lo_b + (hi_b - lo_b) * k / RATE_STEPS for k in range(RATE_STEPS + 1)]
         widths = [self._width(b) for b in grid]
         top = max(widths)
-        near = [b for b, w in zip(grid, widths) if w >= top - PLATEAU_US]
+        near = [b for b, w in zip(grid, widths, strict=True) if w >= top - PLATEAU_US]
         b = (near[0] + near[-1]) / 2
         lo, hi = self.chord_at(b)
         if lo > hi:  # a polygon thinner than the rounding: take the vertex nearest that rate
@@ -144,7 +144,7 @@ class PhoneFit:
         """The offsets ``a`` the polygon allows at rate ``b_c``: (least, greatest); (1, 0) when none."""
         found: list[float] = []
         vs = self.vertices
-        for (a1, b1), (a2, b2) in zip(vs, vs[1:] + vs[:1]):
+        for (a1, b1), (a2, b2) in zip(vs, vs[1:] + vs[:1], strict=True):
             if (b1 - b_c) * (b2 - b_c) <= 0:
                 found.append(a1 if b1 == b2 else a1 + (a2 - a1) * (b_c - b1) / (b2 - b1))
         return (min(found), max(found)) if found else (1.0, 0.0)

@@ -82,7 +82,8 @@ def calibrate(asynchronies_us: Sequence[int]) -> TouchLatency:
     """
     values = [int(v) for v in asynchronies_us]
     if len(values) < MIN_CALIBRATION_TAPS:
-        raise ValueError(f"a calibration needs at least {MIN_CALIBRATION_TAPS} taps, got {len(values)}; tap along again")
+        raise ValueError(f"a calibration needs at least {MIN_CALIBRATION_TAPS} taps, got {len(values)}; "
+                         "tap along again")
     middle = statistics.median(values)
     kept = [v for v in values if abs(v - middle) <= CALIBRATION_OUTLIER_US]
     if len(kept) < MIN_CALIBRATION_TAPS:
@@ -111,7 +112,8 @@ def phone_hit(pad: int, phone_us: int, kind: HitKind | str, fit: PhoneFit | None
         raise PhoneHitRefused("this phone has not synced its clock with the table yet; keep the pad page open a moment")
     age = (phone_us if now_phone_us is None else now_phone_us) - fit.ref_us
     if age > MAX_SYNC_AGE_US:
-        raise PhoneHitRefused(f"this phone's clock sync is {age / 1e6:.0f} s old; the page resyncs by itself, slap again in a moment")
+        raise PhoneHitRefused(f"this phone's clock sync is {age / 1e6:.0f} s old; the page resyncs by itself, "
+                              "slap again in a moment")
     onset = phone_us - latency.latency_us
     at_us, sync_error = fit.to_pad(onset)
     if sync_error > MAX_SYNC_ERROR_US:

@@ -53,7 +53,8 @@ def open_pad(context: Any, proxy: DelayProxy, code: str) -> Any:
 def test_the_earlier_touch_wins_when_the_network_reverses_the_arrivals(chromium: Any, table: Any) -> None:  # noqa: F811
     service = table.service
     codes = service.phone_pads.codes()
-    weather = {"up": Delay(5, 80), "down": Delay(5, 80, 2.0), "loss": LossBursts(p_enter=0.02, p_leave=0.4, stall_ms=200)}
+    weather = {"up": Delay(5, 80), "down": Delay(5, 80, 2.0),
+               "loss": LossBursts(p_enter=0.02, p_leave=0.4, stall_ms=200)}
     with DelayProxy(table.port, seed=1, **weather) as ann_net, DelayProxy(table.port, seed=2, **weather) as bo_net, \
             browser_context(chromium, **PHONE) as ann_phone, browser_context(chromium, **PHONE) as bo_phone:
         ann = open_pad(ann_phone, ann_net, codes[1])
@@ -112,7 +113,8 @@ def test_a_phone_calibrates_by_tapping_along_and_keeps_it(chromium: Any, table: 
         expect()(page.locator('[data-pad="latency"]')).to_contain_text("touch latency")
 
 
-@pytest.mark.parametrize("viewport", [{"width": 390, "height": 844}, {"width": 844, "height": 390}], ids=["portrait", "landscape"])
+@pytest.mark.parametrize("viewport", [{"width": 390, "height": 844}, {"width": 844, "height": 390}],
+                         ids=["portrait", "landscape"])
 def test_the_slap_area_fills_the_screen_either_way_round(chromium: Any, table: Any, viewport: dict[str, int]) -> None:  # noqa: F811
     with browser_context(chromium, **{**PHONE, "viewport": viewport}) as context:
         page = context.new_page()

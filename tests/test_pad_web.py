@@ -126,7 +126,8 @@ def test_only_the_pin_holder_assigns_pads_and_moves_them(table: tuple[TableServi
     assert a.me()["pad"] is None and b.me()["pad"] == 3  # moved, never shared
     tags = [p["tag"] for p in holder.get("/api/pad/phones", headers=headers).get_json()["phones"]]
     assert sorted(tags) == sorted([a.me()["tag"], b.me()["tag"]])
-    for bad, message in [({"phone": "ZZZ", "pad": 1}, "no phone shows"), ({"phone": b.me()["tag"], "pad": 9}, "from 1 to 4"),
+    for bad, message in [({"phone": "ZZZ", "pad": 1}, "no phone shows"),
+                         ({"phone": b.me()["tag"], "pad": 9}, "from 1 to 4"),
                          ({"phone": 5, "pad": 1}, "tag")]:
         response = holder.post("/api/pad/assign", json=bad, headers=headers)
         assert 400 <= response.status_code < 500 and message in response.get_json()["error"]

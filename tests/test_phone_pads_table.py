@@ -90,8 +90,8 @@ def test_four_phones_and_no_hardware_play_taco_with_verdicts_that_state_their_un
     service, port = phone_table
     rng = random.Random(17)
     seat(service, ["Ann", "Bo", "Cy", "Di"])
-    for pid, pad in zip(range(1, 5), range(1, 5)):
-        service.submit("update_player", {"player": pid, "pad": pad})
+    for pid in range(1, 5):
+        service.submit("update_player", {"player": pid, "pad": pid})
     phones = [calibrated_phone(port, rng) for _ in range(4)]
     for pad, phone in enumerate(phones, start=1):
         claim(phone, pad)

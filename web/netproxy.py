@@ -38,7 +38,8 @@ class Delay:
 
     def draw(self, rng: random.Random) -> float:
         """One delay, in seconds."""
-        return (self.low_ms + (self.high_ms - self.low_ms) * rng.random() ** self.shape) / 1000.0
+        share: float = rng.random() ** self.shape
+        return (self.low_ms + (self.high_ms - self.low_ms) * share) / 1000.0
 
 
 @dataclass

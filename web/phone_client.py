@@ -111,7 +111,8 @@ class SimulatedPhone:
         status, data = self.call("GET", "/api/pad")
         if status != 200:
             raise RuntimeError(f"GET /api/pad answered {status}: {data!r}")
-        return data
+        me: dict[str, Any] = data
+        return me
 
     def claim(self, code: str) -> tuple[int, Any]:
         """POST /api/pad/claim."""
