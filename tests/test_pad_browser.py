@@ -17,18 +17,9 @@ import pytest
 from companion.games import load_games
 from web.netproxy import Delay, DelayProxy, LossBursts
 
-try:
-    from tests.browser import PHONE, browser_context, chromium, serve_table, wait_until  # noqa: F401
-except ImportError:  # pragma: no cover
-    from browser import PHONE, browser_context, chromium, serve_table, wait_until  # type: ignore[no-redef]  # noqa: F401
+from browser import PHONE, browser_context, chromium, expect, serve_table, wait_until  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-
-def expect() -> Any:
-    from playwright.sync_api import expect as _expect
-
-    return _expect
 
 
 @pytest.fixture
