@@ -3,9 +3,10 @@
 For rehearsing phone pads (tests, ``bench/bench_phone_pads.py``): point a
 browser or a :class:`web.phone_client.SimulatedPhone` at the proxy's port
 instead of the table's. Each chunk of bytes is held for a random delay in
-its direction before it is passed on; order within a connection is kept (a
-TCP stream cannot reorder), so a chunk never leaves before the one before
-it. Loss comes in bursts (a two-state Gilbert-Elliott chain per direction);
+its direction before it is passed on (the chunks of one message, read
+within 2 ms of each other, share one delay); order within a connection is
+kept (a TCP stream cannot reorder), so a chunk never leaves before the one
+before it. Loss comes in bursts (a two-state Gilbert-Elliott chain per direction);
 over TCP a lost segment is not gone but resent after the retransmission
 timeout, so a chunk sent in a bad spell arrives ``loss_stall_ms`` late, once
 for each loss.
@@ -22,6 +23,11 @@ import socket
 import threading
 import time
 from dataclasses import dataclass
+
+
+#: Chunks read this soon after the one before are the same message (HTTP sends headers and body apart):
+#: they share its delay, so a message is delayed once, not by the longest of its chunks' delays.
+SAME_MESSAGE_S = 0.002
 
 
 @dataclass
@@ -157,7 +163,7 @@ class DelayProxy:
         """Read chunks from ``src`` and pass each on after its hold, in order (a sender thread does the waiting)."""
         queue: list[tuple[float, int, bytes]] = []
         cond = threading.Condition()
-        state = {"last": 0.0, "n": 0, "closed": False}
+        state = {"last": 0.0, "read": -1.0, "n": 0, "closed": False}
 
         def sender() -> None:
             while True:
@@ -188,8 +194,12 @@ class DelayProxy:
             except OSError:
                 data = b""
             with cond:
-                due = max(time.monotonic() + way.hold_s(), float(state["last"]))  # never overtake the chunk before
-                state["last"] = due
+                now = time.monotonic()
+                if now - float(state["read"]) < SAME_MESSAGE_S:
+                    due = float(state["last"])  # the rest of the same message (headers, then body): its delay
+                else:
+                    due = max(now + way.hold_s(), float(state["last"]))  # never overtake the chunk before
+                state["last"], state["read"] = due, now
                 state["n"] = int(state["n"]) + 1
                 heapq.heappush(queue, (due, int(state["n"]), data))
                 if not data:
