@@ -32,7 +32,8 @@ from companion.errors import InputError, NotFoundError, RuleError
 from companion.private import restrict
 from hardware.hits import HitKind, PadHit
 from hardware.phoneclock import PhoneClock, PhoneFit, SyncRound
-from hardware.phonepad import UNCALIBRATED, TouchLatency, calibrate, phone_hit
+from hardware.phonepad import UNCALIBRATED, TouchLatency, pair_with_pad, phone_hit
+from hardware.phonepad import calibrate as latency_from_taps
 
 log = logging.getLogger(__name__)
 
@@ -79,12 +80,16 @@ class PhonePads:
         submit_hit: puts a PadHit in the table loop's inbox.
         pad_count: pads the source has; a phone may take any of them.
         data_dir: where ``phone_pads.json`` lives (None: kept in memory only).
+        recent_hits: the table's latest hits (``pad``, ``at_us``, ...), for a
+            calibration against a hardware pad.
     """
 
     def __init__(self, pad_now_us: Callable[[], int], submit_hit: Callable[[PadHit], None], pad_count: int,
-                 data_dir: Path | None = None) -> None:
+                 data_dir: Path | None = None,
+                 recent_hits: Callable[[], list[dict[str, Any]]] | None = None) -> None:
         self.pad_now_us = pad_now_us
         self.submit_hit = submit_hit
+        self.recent_hits = recent_hits or (lambda: [])
         self.pad_count = pad_count
         self.path = data_dir / PHONE_PADS_FILE if data_dir is not None else None
         self._lock = threading.Lock()
@@ -277,9 +282,43 @@ class PhonePads:
             raise InputError("'asynchronies_us' must be a list of at most 200 whole microseconds, "
                              "each within 1 s of its beat")
         try:
-            latency = calibrate(asynchronies_us)
+            latency = latency_from_taps(asynchronies_us)
         except ValueError as exc:
             raise RuleError(str(exc)) from None
+        with self._lock:
+            self._device(token).latency = latency
+            self._save()
+        return latency
+
+    def calibrate_against_pad(self, token: str, taps_us: Any, pad: Any) -> TouchLatency:
+        """Keep this phone's touch latency from slaps of a hardware pad and the phone together.
+
+        ``taps_us``: the phone's stamps of its taps; ``pad``: the hardware pad
+        slapped with them. Each tap is mapped onto the pad clock (no latency
+        taken off) and paired with that pad's nearest hit among the table's
+        latest; the sync's error bound is added to the latency's uncertainty.
+        """
+        if not isinstance(taps_us, list) or len(taps_us) > 32:
+            raise InputError("'taps_us' must be a list of at most 32 of the phone's stamps")
+        taps = [_whole_us("taps_us[]", t) for t in taps_us]
+        pad = self._check_pad(pad)
+        with self._lock:
+            device = self._device(token)
+            if device.pad == pad:
+                raise RuleError(f"pad {pad} is this phone's own; slap a hardware pad of the box with it")
+            fit = device.clock.fit
+            if fit is None:
+                raise RuleError("this phone has not synced its clock with the table yet; keep the pad page open a moment")
+            mapped = [fit.to_pad(t) for t in taps]
+        hits = [h["at_us"] for h in self.recent_hits() if h.get("pad") == pad and isinstance(h.get("at_us"), int)]
+        offsets = pair_with_pad([at for at, _ in mapped], hits)
+        try:
+            latency = latency_from_taps(offsets)
+        except ValueError as exc:
+            raise RuleError(f"{exc} (taps paired with a hit on pad {pad}: {len(offsets)} of {len(taps)})") from None
+        sync_error = max(err for _, err in mapped)
+        latency = TouchLatency(latency.latency_us, latency.uncertainty_us + sync_error, latency.spread_us,
+                               latency.taps, True)
         with self._lock:
             self._device(token).latency = latency
             self._save()

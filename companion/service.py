@@ -247,7 +247,8 @@ class TableService:
                 from companion.phonepads import PhonePads
 
                 self._phone_pads = PhonePads(self.source.now_us, self.inbox.put, self.source.pad_count,
-                                             self.config.data_dir)
+                                             self.config.data_dir,
+                                             recent_hits=lambda: list(self.snapshot()[1].get("recent_hits", [])))
             return self._phone_pads
 
     def __enter__(self) -> "TableService":

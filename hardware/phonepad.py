@@ -99,6 +99,34 @@ def calibrate(asynchronies_us: Sequence[int]) -> TouchLatency:
                         spread_us=round(spread), taps=len(kept), calibrated=True)
 
 
+#: Against a hardware pad: a phone tap and a pad hit this close are the same slap of two hands.
+PAIR_WINDOW_US = 150_000
+
+
+def pair_with_pad(taps_on_pad_clock: Sequence[int], pad_hits_us: Sequence[int]) -> list[int]:
+    """Each phone tap (already on the pad clock, latency not taken off) less the nearest hardware hit.
+
+    For the calibration "slap a hardware pad and the phone together": the
+    pad's stamp is the truth (a box stamps within its scan), so what is left
+    is the phone's latency. Taps with no pad hit within :data:`PAIR_WINDOW_US`
+    are dropped; each pad hit pairs with one tap at most (the nearest).
+    """
+    pairs: list[tuple[int, int, int]] = []  # (distance, tap index, hit index)
+    for i, tap in enumerate(taps_on_pad_clock):
+        for j, hit in enumerate(pad_hits_us):
+            if abs(tap - hit) <= PAIR_WINDOW_US:
+                pairs.append((abs(tap - hit), i, j))
+    used_taps: set[int] = set()
+    used_hits: set[int] = set()
+    out: list[int] = []
+    for _, i, j in sorted(pairs):
+        if i not in used_taps and j not in used_hits:
+            used_taps.add(i)
+            used_hits.add(j)
+            out.append(taps_on_pad_clock[i] - pad_hits_us[j])
+    return out
+
+
 def phone_hit(pad: int, phone_us: int, kind: HitKind | str, fit: PhoneFit | None, latency: TouchLatency,
               now_phone_us: int | None = None) -> PadHit:
     """The PadHit of a touch the phone stamped at ``phone_us``, or :class:`PhoneHitRefused`.

@@ -143,6 +143,37 @@ def test_a_mixed_table_of_two_box_pads_and_two_phones_is_judged_on_one_clock(tmp
         box.stop()
 
 
+def test_a_phone_calibrates_against_a_box_pad_slapped_with_it(tmp_path: Path) -> None:
+    box = PadBoxEmulator(pads=4, heartbeat_s=0.05).start()
+    source = SerialPadBox(port=box.path, hello_timeout_s=3.0, retry_s=0.1)
+    service = make_service(tmp_path / "data", source=source, games=load_games())
+    server = start_live_server(make_app(service, tmp_path / "data"), service)
+    try:
+        assert source.wait_connected(10), source.status()
+        phone = SimulatedPhone(server.port, offset_us=77_000_000, ppm=-150).open()
+        phone.sync_for(1.5)
+        assert phone.me()["source"] == "serial"
+        taps = []
+        for _ in range(10):  # one hand on pad 2, the other on the phone, which stamps its touch 45 ms late
+            felt = now_us()
+            box.hit(2)
+            taps.append(phone.phone_us(felt + 45_000))
+            time.sleep(0.2)
+        wait_until(lambda: len([h for h in service.snapshot()[1]["recent_hits"] if h["pad"] == 2]) == 10,
+                   "the box's ten hits")
+        status, body = phone.call("POST", "/api/pad/calibration/pad", {"pad": 2, "taps_us": taps})
+        assert status == 200, body
+        latency = body["latency"]
+        assert latency["calibrated"] and latency["taps"] == 10
+        assert abs(latency["latency_us"] - 45_000) < 5_000  # the USB delay does not count: the box's stamps do
+        status, body = phone.call("POST", "/api/pad/calibration/pad", {"pad": 3, "taps_us": taps})
+        assert status == 409 and "paired with a hit on pad 3: 0 of 10" in body["error"]
+    finally:
+        server.stop()
+        stop_service(service)
+        box.stop()
+
+
 def test_a_phone_ends_a_tactile_turn_with_its_pad(phone_table: tuple[TableService, int]) -> None:
     from tests.helpers.tactile import start_entered_game
 

@@ -81,3 +81,11 @@ def test_no_sync_a_stale_one_or_a_loose_one_is_refused_with_the_reason() -> None
     loose = _fit(offset_us=0, delay_us=40_000, rounds=3)
     with pytest.raises(PhoneHitRefused, match="only known to"):
         phone_hit(1, loose.fit.ref_us if loose.fit else 0, "slap", loose.fit, UNCALIBRATED)
+
+
+def test_pairing_with_a_pad_takes_the_nearest_hit_once_and_drops_lone_taps() -> None:
+    from hardware.phonepad import pair_with_pad
+
+    taps = [1_040_000, 2_038_000, 2_100_000, 5_000_000]  # the third is a double tap, the last has no pad hit
+    hits = [1_000_000, 2_000_000, 3_000_000]
+    assert pair_with_pad(taps, hits) == [38_000, 40_000]

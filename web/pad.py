@@ -49,7 +49,8 @@ def _me() -> dict[str, Any]:
     me = _phones().me(_token())
     _, state = current_service().snapshot()
     player = next((p for p in state.get("players", []) if me["pad"] is not None and p.get("pad") == me["pad"]), None)
-    return me | {"player": player}
+    # "sim": no hardware pad to calibrate against.
+    return me | {"player": player, "source": (state.get("pads") or {}).get("source")}
 
 
 @bp.get("/pad")
@@ -122,6 +123,17 @@ def pad_calibrate() -> ResponseReturnValue:
     if "asynchronies_us" not in body:
         raise ApiError(400, "'asynchronies_us' is missing; send each tap's stamp minus its beat's, in microseconds")
     latency = _phones().calibrate(_token(), body["asynchronies_us"])
+    return jsonify(latency=latency.to_dict())
+
+
+@bp.post("/api/pad/calibration/pad")
+@csrf_protect
+def pad_calibrate_against_pad() -> ResponseReturnValue:
+    """Keep this phone's touch latency from slaps of a hardware pad and the phone together: ``{pad, taps_us}``."""
+    body = _body({"pad", "taps_us"})
+    if "pad" not in body or "taps_us" not in body:
+        raise ApiError(400, "send {\"pad\": <the hardware pad slapped>, \"taps_us\": [<the phone's stamps>]}")
+    latency = _phones().calibrate_against_pad(_token(), body["taps_us"], body["pad"])
     return jsonify(latency=latency.to_dict())
 
 

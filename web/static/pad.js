@@ -44,6 +44,7 @@
     root.setAttribute("data-state", data.pad ? "ready" : "unassigned");
     part("claim").hidden = !!data.pad;
     part("release").hidden = !data.pad;
+    part("calibrate-pad").hidden = !data.source || data.source === "sim";
     var lat = data.latency;
     part("latency").textContent = lat.calibrated
       ? "touch latency " + (lat.latency_us / 1000).toFixed(0) + " ms ± " + (lat.uncertainty_us / 1000).toFixed(0) + " ms"
@@ -135,6 +136,29 @@
         .then(function (d) { say("calibrated: " + (d.latency.latency_us / 1000).toFixed(0) + " ms", "ok"); refresh(); },
               function (e) { say(e.message, "refused"); });
     }
+  });
+
+  /* ---- calibration against a hardware pad: slap the box's pad and the phone together ---- */
+  var PAD_TAPS = 12, PAD_WINDOW_MS = 20000;
+  part("calibrate-pad").addEventListener("click", function () { part("pad-calibration").hidden = false; });
+  part("pad-calibration").addEventListener("submit", function (e) {
+    e.preventDefault();
+    var pad = parseInt(e.target.pad.value, 10);
+    if (calibrating) { return; }
+    part("pad-calibration").hidden = true;
+    calibrating = { beats: null, taps: [] };
+    say("slap pad " + pad + " and this phone together, " + PAD_TAPS + " times", "ok");
+    var started = performance.now();
+    (function wait() {
+      if (calibrating.taps.length < PAD_TAPS && performance.now() - started < PAD_WINDOW_MS) { setTimeout(wait, 200); return; }
+      var taps = calibrating.taps.map(us); calibrating = null;
+      // The box's hits reach the table over USB a moment after the slap: let the last arrive.
+      setTimeout(function () {
+        call("POST", "/api/pad/calibration/pad", { pad: pad, taps_us: taps })
+          .then(function (d) { say("calibrated: " + (d.latency.latency_us / 1000).toFixed(0) + " ms", "ok"); refresh(); },
+                function (err) { say(err.message, "refused"); });
+      }, 500);
+    })();
   });
 
   part("claim").addEventListener("submit", function (e) {
