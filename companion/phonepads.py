@@ -310,7 +310,8 @@ class PhonePads:
             if fit is None:
                 raise RuleError("this phone has not synced its clock with the table yet; keep the pad page open a moment")
             mapped = [fit.to_pad(t) for t in taps]
-        hits = [h["at_us"] for h in self.recent_hits() if h.get("pad") == pad and isinstance(h.get("at_us"), int)]
+        hits = [h["at_us"] for h in self.recent_hits()
+                if h.get("pad") == pad and isinstance(h.get("at_us"), int)]
         offsets = pair_with_pad([at for at, _ in mapped], hits)
         try:
             latency = latency_from_taps(offsets)
