@@ -34,6 +34,10 @@ A round that no line can satisfy together with the older ones (the phone's
 clock stepped, the page was frozen, the drift is not linear over so long)
 restarts the window from the newest rounds that agree with each other.
 
+Each new round only clips the last polygon (moved to its time); the whole
+window is solved again every :data:`FULL_SOLVE_EVERY` rounds, so rounds that
+left the window stop limiting it, and whenever a round came out of order.
+
 Stamps are integer microseconds; the polygon works in floats relative to the
 newest round, so phone stamps of any size lose nothing.
 """
@@ -162,6 +166,11 @@ RATE_STEPS = 64
 PLATEAU_US = 500.0
 
 
+#: A full solve of the window every this many rounds; between them each round only clips the last polygon
+#: (a full solve of 400 rounds costs milliseconds, a clip microseconds).
+FULL_SOLVE_EVERY = 25
+
+
 def _clip(polygon: list[Vertex], u: float, c: float, upper: bool) -> list[Vertex]:
     """The part of convex ``polygon`` where ``a + b*u <= c`` (``upper``) or ``>= c`` (Sutherland-Hodgman, one edge)."""
     sign = 1.0 if upper else -1.0
@@ -206,6 +215,7 @@ class PhoneClock:
         self.max_rounds = max_rounds
         self._rounds: deque[SyncRound] = deque()
         self._fit: PhoneFit | None = None
+        self._since_full = 0  # rounds added by clipping the last polygon since the last full solve
         #: rounds given to add(); restarts (a round no line could meet with the older ones).
         self.counters: dict[str, int] = {"rounds": 0, "restarts": 0}
 
@@ -236,7 +246,13 @@ class PhoneClock:
         newest = rounds[-1].t4
         while len(rounds) > self.max_rounds or rounds[0].t4 < newest - self.window_us:
             rounds.popleft()
-        fit = self._solve(list(rounds))
+        fit: PhoneFit | None = None
+        self._since_full += 1
+        if self._fit is not None and rounds[-1] is round_ and self._since_full < FULL_SOLVE_EVERY:
+            fit = self._extend(self._fit, round_, rounds)
+        if fit is None:
+            fit = self._solve(list(rounds))
+            self._since_full = 0
         if fit is None:
             # The newest round contradicts the older ones: keep the newest that agree with each other.
             self.counters["restarts"] += 1
@@ -253,6 +269,20 @@ class PhoneClock:
         assert fit is not None
         self._fit = fit
         return fit
+
+    def _extend(self, fit: PhoneFit, round_: SyncRound, rounds: deque[SyncRound]) -> PhoneFit | None:
+        """The last polygon moved to the new round's reference time and clipped by its two limits
+        (None when that leaves nothing: a full solve decides then). Rounds that left the window since
+        the last full solve still limit it; they are true limits, only older than the window wants."""
+        shift = float(round_.t4 - fit.ref_us)
+        polygon = [(a + b * shift, b) for a, b in fit.vertices]
+        polygon = _clip(polygon, float(round_.t1 - round_.t4), round_.t2 - round_.t1 + 0.5, upper=True)
+        if polygon:
+            polygon = _clip(polygon, 0.0, round_.t3 - round_.t4 - 0.5, upper=False)
+        if not polygon:
+            return None
+        return PhoneFit(ref_us=round_.t4, vertices=tuple(polygon), rounds=len(rounds),
+                        span_us=round_.t4 - rounds[0].t1, best_delay_us=min(fit.best_delay_us, round_.delay_us))
 
     def _solve(self, rounds: list[SyncRound]) -> PhoneFit | None:
         """The polygon of lines meeting every round's limits, or None when no line does."""

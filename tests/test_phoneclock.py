@@ -122,3 +122,17 @@ def test_a_clock_step_starts_the_window_again() -> None:
 def test_an_impossible_round_is_refused(stamps: tuple[int, int, int, int], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         SyncRound(*stamps)
+
+
+def test_clipping_round_by_round_gives_the_polygon_a_full_solve_gives() -> None:
+    truth = Truth(123_456_789, -180.0)
+    rng = random.Random(9)
+    clock = PhoneClock()
+    for i in range(60):  # none leaves the window: the clipped polygon must be the full solve's
+        clock.add(truth.round_trip(1e6 + i * 50_000, rng.uniform(5e3, 8e4), rng.uniform(5e3, 8e4)))
+        fit, full = clock.fit, clock._solve(list(clock.rounds))  # noqa: SLF001 (the reference computation)
+        assert fit is not None and full is not None
+        x = truth.phone(1e6 + i * 50_000 + 100_000)
+        lo, hi = fit.offset_range(x)
+        full_lo, full_hi = full.offset_range(x)
+        assert lo == pytest.approx(full_lo, abs=1.0) and hi == pytest.approx(full_hi, abs=1.0)
