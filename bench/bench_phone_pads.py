@@ -136,12 +136,13 @@ def sync_phase(service: TableService, phones: list[Phone], seconds: float) -> di
     return out
 
 
-def maths_only(phones: int, seconds: float, rng: random.Random) -> list[float]:
+def maths_only(phones: int, seconds: float, rng: random.Random, add_ms: list[float] | None = None) -> list[float]:
     """The same estimator fed the same weather in-process (no HTTP, no threads): the algorithm's own share.
 
     Rounds at the pad page's pace (companion.phonepads: FAST_MS apart for FAST_ROUNDS, then RESYNC_MS),
     delays drawn from UP and DOWN, loss bursts dropping rounds; the error
-    sampled every SAMPLE_S after SETTLE_S, as in the sync phase.
+    sampled every SAMPLE_S after SETTLE_S, as in the sync phase. ``add_ms`` collects what each
+    round cost the table (``PhoneClock.add``), in ms.
     """
     from hardware.phoneclock import PhoneClock, SyncRound
 
@@ -155,8 +156,12 @@ def maths_only(phones: int, seconds: float, rng: random.Random) -> list[float]:
             bad = rng.random() >= LOSS.p_leave if bad else rng.random() < LOSS.p_enter
             stall = LOSS.stall_ms * 1000 if bad else 0.0
             t2 = round(t + UP.draw(rng) * 1e6 + stall)
-            clock.add(SyncRound(offset + round(t * rate), t2, t2 + 300,
-                                offset + round((t2 + 300 + DOWN.draw(rng) * 1e6) * rate)))
+            t4 = offset + round((t2 + 300 + DOWN.draw(rng) * 1e6) * rate)
+            round_ = SyncRound(offset + round(t * rate), t2, t2 + 300, t4)
+            started = time.perf_counter()
+            clock.add(round_)
+            if add_ms is not None:
+                add_ms.append((time.perf_counter() - started) * 1000)
             count += 1
             t += (FAST_MS if count < FAST_ROUNDS else RESYNC_MS) * 1000
             while next_sample <= t and clock.fit is not None:
@@ -284,8 +289,11 @@ def main() -> Report:
     report.series("offset_bound_ms", [b / 1000 for b in sync["bound_us"]], "ms", "the error bound it states",
                   percentiles=(99,))
     report.figure("bound_violations", sum(sync["violations"]), "samples", "error beyond the stated bound [target 0]")
-    report.series("offset_error_ms_maths", maths_only(n_phones, sync_s, random.Random(3)), "ms",
+    add_ms: list[float] = []
+    report.series("offset_error_ms_maths", maths_only(n_phones, sync_s, random.Random(3), add_ms), "ms",
                   "the same estimator and weather in-process, no HTTP path", percentiles=(99,))
+    report.figure("sync_round_cost_ms", statistics.fmean(add_ms), "ms",
+                  "table CPU per sync round (PhoneClock.add, mean, full solve every 25 rounds included)")
     report.series("naive_error_ms", naive_ms, "ms", "baseline: newest round's NTP midpoint", percentiles=(99,))
     report.ratio("offset_p99_vs_naive", percentile(err_ms, 99), percentile(naive_ms, 99),
                  "offset error p99, polygon fit over one-round NTP", target="<= 1")
