@@ -41,7 +41,7 @@ from core.hits import PadHit
 from hardware.source import PadSource, SourceNotice
 
 if TYPE_CHECKING:
-    pass
+    from companion.phonepads import PhonePads
 
 __all__ = ["TableService", "Update", "Subscription", "Reply"]
 
@@ -99,6 +99,7 @@ class TableService(BatchSteps, ServiceReads):
         self._started = False
         self._stopped = False
         self._stuck_deadline: int | None = None
+        self._phone_pads: PhonePads | None = None  # made on first use (ServiceReads.phone_pads)
         self._last_notice: dict[str, Any] | None = None
         #: Which source notices become events: a kind at most once per window (companion.notices).
         self.notices = NoticeGate()

@@ -19,7 +19,12 @@ from hardware.sim import SimulatedPads
 from hardware.source import PadSource
 
 if TYPE_CHECKING:
+    import queue
+    import threading
+
     from companion.calibration import Calibrator
+    from companion.config import Config
+    from companion.phonepads import PhonePads
 
 
 class ServiceReads:
@@ -32,6 +37,10 @@ class ServiceReads:
     _snapshot: tuple[int, dict[str, Any]]
     _last_notice: dict[str, Any] | None
     _state: TableState | None
+    inbox: queue.Queue[Any]
+    config: Config
+    _lifecycle: threading.Lock
+    _phone_pads: PhonePads | None
 
     @property
     def calibration(self) -> Calibrator:
@@ -39,6 +48,18 @@ class ServiceReads:
         from companion.calibration import calibrator_for  # lazy: only the page needs it
 
         return calibrator_for(self.source)
+
+    @property
+    def phone_pads(self) -> PhonePads:
+        """Phones as pads on this table (the /pad page): made on first use, hits into this loop's inbox."""
+        with self._lifecycle:
+            if self._phone_pads is None:
+                from companion.phonepads import PhonePads
+
+                self._phone_pads = PhonePads(self.source.now_us, self.inbox.put, self.source.pad_count,
+                                             self.config.data_dir,
+                                             recent_hits=lambda: list(self.snapshot()[1].get("recent_hits", [])))
+            return self._phone_pads
 
     def pad_status(self) -> dict[str, Any]:
         """The pad source as the pages show it: ``source`` (name), ``pads``, ``simulated`` and its own status.

@@ -28,6 +28,10 @@ class PadHit:
         strength: 0.0 to 1.0 where the source measures it (piezo peak), else None.
         resolution_us: the source's timing resolution; two onsets closer than
             this cannot be told apart (a photo finish).
+        uncertainty_us: how far ``at_us`` may be off the true onset, either way,
+            beyond ``resolution_us``: 0 for a source that stamps on the pad
+            clock itself; a phone's sync error plus its touch-latency spread
+            for a phone pad (``hardware.phonepad``).
     """
 
     pad: int
@@ -35,6 +39,7 @@ class PadHit:
     kind: HitKind = HitKind.SLAP
     strength: float | None = None
     resolution_us: int = 1
+    uncertainty_us: int = 0
 
     def __post_init__(self) -> None:
         if isinstance(self.pad, bool) or not isinstance(self.pad, int) or self.pad < 1:
@@ -47,20 +52,25 @@ class PadHit:
             raise ValueError(f"strength must be between 0.0 and 1.0, got {self.strength!r}")
         if isinstance(self.resolution_us, bool) or not isinstance(self.resolution_us, int) or self.resolution_us < 1:
             raise ValueError(f"resolution_us must be a whole number from 1, got {self.resolution_us!r}")
+        if isinstance(self.uncertainty_us, bool) or not isinstance(self.uncertainty_us, int) or self.uncertainty_us < 0:
+            raise ValueError(f"uncertainty_us must be a whole number from 0, got {self.uncertainty_us!r}")
 
     def sort_key(self) -> tuple[int, int]:
         """Order by onset time, then pad number so equal times sort the same way every run."""
         return (self.at_us, self.pad)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (used by the event log and the web API)."""
-        return {
+        """A JSON-ready dict (used by the event log and the web API); ``uncertainty_us`` only when not 0."""
+        out: dict[str, Any] = {
             "pad": self.pad,
             "at_us": self.at_us,
             "kind": self.kind.value,
             "strength": self.strength,
             "resolution_us": self.resolution_us,
         }
+        if self.uncertainty_us:
+            out["uncertainty_us"] = self.uncertainty_us
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "PadHit":
@@ -71,4 +81,5 @@ class PadHit:
             kind=HitKind(data.get("kind", "slap")),
             strength=data.get("strength"),
             resolution_us=data.get("resolution_us", 1),
+            uncertainty_us=data.get("uncertainty_us", 0),
         )

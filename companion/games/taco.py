@@ -93,6 +93,8 @@ class TacoGame(TacoCommands):
         if last is not None and abs(at - last) < self.mask_us:
             return []  # a bounce of a hit already counted (mask time)
         h = {"player": pid, "at_us": at, "pad": hit.pad, "kind": hit.kind.value, "resolution_us": hit.resolution_us}
+        if hit.uncertainty_us:
+            h["uncertainty_us"] = hit.uncertainty_us  # a phone pad: judged with its own uncertainty
         if self.judged_until is not None and at <= self.judged_until:
             return [self._ignored(h, "its time falls in a slap window already judged")]
         if self.digital and self.round_first_flip_at is not None and at < self.round_first_flip_at:

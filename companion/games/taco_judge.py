@@ -1,8 +1,9 @@
 """Taco Hat Cake Gift Pizza: turning timestamped slaps into a verdict.
 
 Pure functions over plain data. A *hit* here is a dict
-``{"player", "at_us", "pad", "kind", "resolution_us"}`` as recorded in a
-``slapped`` or ``flinched`` event. Hits are ordered by onset time, then pad
+``{"player", "at_us", "pad", "kind", "resolution_us"}`` (plus
+``uncertainty_us`` for a phone pad's hit) as recorded in a ``slapped`` or
+``flinched`` event. Hits are ordered by onset time, then pad
 number (so equal times always sort the same way), never by arrival.
 
 The verdict dict is what the ``verdict`` event records and every screen shows:
@@ -12,8 +13,9 @@ The verdict dict is what the ``verdict`` event records and every screen shows:
   referee did not see the card) and ``margin_ms`` (after the player before).
 * ``missing``: players who never slapped, in the order the never-slapper rule
   uses; they are all last, and the first of them takes the pile.
-* ``taker``; ``photo_finish``: the deciding pairs closer than the source's
-  resolution; ``winner``: an empty-handed player who slapped FIRST.
+* ``taker``; ``photo_finish``: the deciding pairs closer than their combined
+  uncertainty (:func:`combined_uncertainty_us`); ``winner``: an empty-handed
+  player who slapped FIRST.
 """
 
 from __future__ import annotations
@@ -43,18 +45,55 @@ def rotation(seats: Sequence[int], after: int | None) -> list[int]:
     return seats[i + 1 :] + seats[: i + 1]
 
 
-def _photo(a: dict[str, Any], b: dict[str, Any], decides: str) -> dict[str, Any] | None:
-    """A photo-finish note when ``a`` and ``b`` are closer than the coarser of their resolutions."""
-    margin = b["at_us"] - a["at_us"]
+HIT_FIELDS = ("player", "at_us", "pad", "kind", "resolution_us")
+
+
+def hit_fields(event_data: dict[str, Any]) -> dict[str, Any]:
+    """The hit of a ``slapped``/``flinched`` event's data (``uncertainty_us`` kept where it has one)."""
+    out = {k: event_data[k] for k in HIT_FIELDS}
+    if event_data.get("uncertainty_us"):
+        out["uncertainty_us"] = event_data["uncertainty_us"]
+    return out
+
+
+def combined_uncertainty_us(a: dict[str, Any], b: dict[str, Any]) -> int:
+    """How far apart two hits' true onsets may be from their stamps' gap, at most.
+
+    Each stamp is quantised to its source's resolution (the true onset lies
+    within one resolution step of it) and may be off by its own
+    ``uncertainty_us`` either way (a phone's sync and touch-latency error).
+    Two steps of quantisation never add to more than the coarser step, the
+    uncertainties add: ``max(resolutions) + uncertainty_a + uncertainty_b``.
+    """
     resolution = max(a.get("resolution_us", 1), b.get("resolution_us", 1))
-    if margin < resolution:
-        return {
+    return resolution + a.get("uncertainty_us", 0) + b.get("uncertainty_us", 0)
+
+
+def _photo(a: dict[str, Any], b: dict[str, Any], decides: str) -> dict[str, Any] | None:
+    """A photo-finish note when ``a`` and ``b`` are closer than their combined uncertainty."""
+    margin = b["at_us"] - a["at_us"]
+    combined = combined_uncertainty_us(a, b)
+    if margin < combined:
+        note = {
             "decides": decides,
             "players": [a["player"], b["player"]],
             "margin_ms": ms(margin),
-            "resolution_ms": round(resolution / 1000.0, 3),
+            "resolution_ms": round(max(a.get("resolution_us", 1), b.get("resolution_us", 1)) / 1000.0, 3),
+            "uncertainty_ms": round(combined / 1000.0, 3),
+            "text": f"photo finish: {ms(margin)} ms",
         }
+        if a.get("uncertainty_us") or b.get("uncertainty_us"):
+            note["text"] = (f"#{a['player']} and #{b['player']} within {ms(combined):g} ms: "
+                            "too close for phones to call")
+        return note
     return None
+
+
+def _sure(a: dict[str, Any], b: dict[str, Any]) -> str:
+    """For a clear call involving a phone pad: the gap and the uncertainty it beat ("" otherwise)."""
+    if not (a.get("uncertainty_us") or b.get("uncertainty_us")):
+        return ""
+    return f" ({ms(b['at_us'] - a['at_us'])} ms apart, uncertain by at most {ms(combined_uncertainty_us(a, b)):g} ms)"
 
 
 def _entries(hits: list[dict[str, Any]], ref_us: int) -> list[dict[str, Any]]:
@@ -70,6 +109,7 @@ def _entries(hits: list[dict[str, Any]], ref_us: int) -> list[dict[str, Any]]:
                 "margin_ms": None if prev is None else ms(h["at_us"] - prev),
                 "pad": h["pad"],
                 "kind": h.get("kind", "slap"),
+                "uncertainty_ms": ms(h.get("uncertainty_us", 0) + h.get("resolution_us", 1)),
             }
         )
         prev = h["at_us"]
@@ -112,7 +152,9 @@ def slap_verdict(
             note = _photo(hits[-2], hits[-1], "last")
             if note:
                 photos.append(note)
-                reason += f" (photo finish: {note['margin_ms']} ms)"
+                reason += f" ({note['text']})"
+            else:
+                reason += _sure(hits[-2], hits[-1])
     else:  # nobody at the table: cannot happen with players, kept total
         taker = seats[0]
         reason = "nobody slapped"
@@ -126,6 +168,8 @@ def slap_verdict(
         else:
             winner = hits[0]["player"]
             reason = f"#{winner} has no cards left and slapped first: wins"
+            if len(hits) >= 2:
+                reason += _sure(hits[0], hits[1])
     return {
         "kind": "slap",
         "timing": timing if ref_us is not None else "first_slap",
@@ -163,7 +207,9 @@ def flinch_verdict(
         note = _photo(hits[0], hits[1], "first")
         if note:
             photos.append(note)
-            reason += f" (photo finish: {note['margin_ms']} ms)"
+            reason += f" ({note['text']})"
+        else:
+            reason += _sure(hits[0], hits[1])
     ref = ref_us if ref_us is not None else first["at_us"]
     entries = _entries(hits, ref)
     for entry, h in zip(entries, hits):

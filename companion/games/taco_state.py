@@ -21,7 +21,7 @@ from companion.games.taco_cards import (
     UNKNOWN,
     deal_size,
 )
-from companion.games.taco_judge import ordered
+from companion.games.taco_judge import hit_fields, ordered
 from companion.games.taco_settings import check_settings
 
 log = logging.getLogger(__name__)
@@ -274,7 +274,7 @@ class TacoState(Game):
 
     def _on_slapped(self, d: dict[str, Any]) -> None:
         self._hit_seen(d)
-        hit = {k: d[k] for k in ("player", "at_us", "pad", "kind", "resolution_us")}
+        hit = hit_fields(d)
         if self.window is None:
             card = dict(self.top) if (self.round_tapped and self.top) else None
             self.window = SlapWindow("physical", card_info=card)
@@ -282,7 +282,7 @@ class TacoState(Game):
 
     def _on_flinched(self, d: dict[str, Any]) -> None:
         self._hit_seen(d)
-        flinch = {k: d[k] for k in ("player", "at_us", "pad", "kind", "resolution_us", "reason")}
+        flinch = {**hit_fields(d), "reason": d["reason"]}
         if self.window is None or self.window.kind != "flinch":
             card_at = self.window.card_at if self.window and self.window.kind == "due" else None
             # Digital play knows when the card on the table appeared: the verdict is timed from it.

@@ -2,7 +2,7 @@
  * scenario.h - synthetic piezo waveforms for testing the pad box, from a
  * small line-based scenario file. Used by the host tests of the detection
  * core (firmware/tests) and by the simavr harness (firmware/sim/harness.c),
- * and read by the Python tests (tests/test_firmware_sim.py) for the truth.
+ * and read by the Python tests (tests/firmware/test_firmware_sim.py) for the truth.
  *
  * Scenario file, one directive a line, '#' starts a comment:
  *

@@ -1,6 +1,6 @@
 """Drive the pad box firmware in simavr from Python: build, run, judge.
 
-Used by the firmware tests (tests/test_firmware_*.py). Mirrors the scenario
+Used by the firmware tests (tests/firmware/test_firmware_*.py). Mirrors the scenario
 format and waveforms of firmware/sim/scenario.c so the tests can compute the
 true onset of every contact themselves.
 """

@@ -4,8 +4,9 @@ Each file (JSON; an object or a list of objects) sets up a table and runs
 steps on a virtual clock; times are milliseconds (fractions allowed):
 
 * ``{"advance": ms}``: let the beat and window deadlines run up to ``ms``.
-* ``{"hits": [{"pad", "at", "kind"?, "arrive"?}, ...]}``: hits delivered in
-  the listed order, each when it arrives (default: at its onset time).
+* ``{"hits": [{"pad", "at", "kind"?, "arrive"?, "uncertainty"?}, ...]}``: hits
+  delivered in the listed order, each when it arrives (default: at its onset
+  time); ``uncertainty`` (ms) as a phone pad's hit carries it.
 * ``{"command": name, "args": {...}, "at": ms, "error": "text"?}``: a command;
   with ``error`` it must be refused with that text and change nothing.
 * ``{"restart": ms}``: replay the log into a fresh game, then resume at ``ms``.
@@ -169,7 +170,7 @@ def test_scenario(scenario: dict[str, Any]) -> None:
             produced = []
             for h in step["hits"]:
                 arrive = us(h["arrive"]) if "arrive" in h else None
-                produced += table.hit(h["pad"], us(h["at"]), h.get("kind", "slap"), arrive)
+                produced += table.hit(h["pad"], us(h["at"]), h.get("kind", "slap"), arrive, us(h.get("uncertainty", 0)))
         elif "command" in step:
             at = us(step["at"]) if "at" in step else None
             if "error" in step:

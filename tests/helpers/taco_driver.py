@@ -74,10 +74,13 @@ class VirtualTable:
         self.now = max(self.now, to_us)
         return produced
 
-    def hit(self, pad: int, at_us: int, kind: str = "slap", arrive_us: int | None = None) -> list[Event]:
-        """Deliver a hit stamped ``at_us`` that reaches the referee at ``arrive_us`` (default: at once)."""
+    def hit(self, pad: int, at_us: int, kind: str = "slap", arrive_us: int | None = None,
+            uncertainty_us: int = 0) -> list[Event]:
+        """Deliver a hit stamped ``at_us`` that reaches the referee at ``arrive_us`` (default: at once);
+        ``uncertainty_us`` as a phone pad's hit carries it."""
         produced = self.advance(max(at_us, arrive_us if arrive_us is not None else at_us))
-        hit = PadHit(pad=pad, at_us=at_us, kind=HitKind(kind), resolution_us=self.resolution_us)
+        hit = PadHit(pad=pad, at_us=at_us, kind=HitKind(kind), resolution_us=self.resolution_us,
+                     uncertainty_us=uncertainty_us)
         return produced + self.apply(self.game.decide_hit(hit, self.game.player_for_pad(pad)))
 
     def command(self, name: str, args: Mapping[str, Any] | None = None, at_us: int | None = None, seed: int = 0) -> list[Event]:

@@ -77,7 +77,9 @@ def _last_two_slaps_300_us_apart(tmp_path: Path, resolution_us: int) -> dict[str
 def test_a_coarse_simulated_clock_makes_a_close_finish_a_photo_finish(tmp_path: Path) -> None:
     verdict = _last_two_slaps_300_us_apart(tmp_path, 1000)
     assert verdict["taker"] == 3
-    assert verdict["photo_finish"] == [{"decides": "last", "players": [2, 3], "margin_ms": 0.3, "resolution_ms": 1.0}]
+    # Hardware and simulated pads carry no uncertainty of their own: the combined one is the resolution.
+    assert verdict["photo_finish"] == [{"decides": "last", "players": [2, 3], "margin_ms": 0.3, "resolution_ms": 1.0,
+                                        "uncertainty_ms": 1.0, "text": "photo finish: 0.3 ms"}]
     assert "photo finish" in verdict["reason"]
 
 

@@ -115,7 +115,9 @@
     (v.photo_finish || []).forEach(function (p) {
       head.push(h("div", {}, [h("span", { "class": "tc-photo", "data-taco": "photo" }, "PHOTO FINISH"),
         " " + p.players.map(function (x) { return nameOf(state, x); }).join(" / ") + ": " + fmtMs(p.margin_ms) +
-        " apart, resolution " + fmtMs(p.resolution_ms)]));
+        " apart, " + (p.uncertainty_ms !== undefined && p.uncertainty_ms > p.resolution_ms
+          ? "too close to call within " + fmtMs(p.uncertainty_ms) + " (phones)"
+          : "resolution " + fmtMs(p.resolution_ms))]));
     });
     var timing = v.timing === "card" ? "times after the card" : v.timing === "first_slap" ? "times after the first slap" : "";
     var taker = h("div", { "data-taco": "taker" }, [h("strong", {}, nameOf(state, holder)), " takes " +
