@@ -22,6 +22,13 @@
  *                                 /api/session, false after a PIN refusal);
  *                                 null while unknown.
  * Tabletop.onTrust(fn)            fn(trusted) whenever that changes.
+ * Tabletop.onState(fn) / onLog(fn) fn(state) / fn(event) for every message of the
+ *                                 page's live stream (extras such as results.js
+ *                                 listen without opening a second stream).
+ * Tabletop.askPin                 set by pin-prompt.js: asks for the PIN in place
+ *                                 and resolves once this phone is trusted again.
+ *                                 A change refused for want of the PIN is then
+ *                                 sent again, so nothing typed is lost.
  */
 (function () {
   "use strict";
@@ -53,8 +60,14 @@
       return response.json().catch(function () { return {}; }).then(function (data) {
         if (!response.ok) {
           var message = data.error || ("request failed (" + response.status + ")");
+          var needsPin = response.status === 403 && /PIN/.test(message);
+          if (needsPin && window.Tabletop.askPin && url !== "/api/pin") {
+            // The trust ran out (a restart with a new PIN): ask in place, then send it again.
+            setTrusted(false);
+            return window.Tabletop.askPin().then(function () { return post(url, body); });
+          }
           toast(message, "error");
-          if (response.status === 403 && /PIN/.test(message)) {
+          if (needsPin) {
             // The trust ran out (or the PIN changed): hide the controls again.
             setTrusted(false);
             showPinLink();
@@ -84,10 +97,15 @@
   // shows; this only decides which controls are worth drawing.
   var trustListeners = [];
   var initialTrust = meta("trusted");
+  // Trust this page had and lost (a restart with a new PIN, every phone forgotten): the
+  // game UI keeps its controls and what was typed, and the next change asks for the PIN.
+  var lapsed = false;
 
   function setTrusted(value) {
     if (window.Tabletop.trusted === value) { return; }
+    lapsed = value === false && (window.Tabletop.trusted === true || lapsed);
     window.Tabletop.trusted = value;
+    window.Tabletop.trustLapsed = lapsed;
     trustListeners.forEach(function (fn) {
       try { fn(value); } catch (err) { console.error(err); }
     });
@@ -107,6 +125,16 @@
     post: post,
     toast: toast
   };
+
+  /* ---- listeners of the page's one live stream -------------------------- */
+  var stateListeners = [];
+  var logListeners = [];
+
+  function notify(list, value) {
+    list.forEach(function (fn) {
+      try { fn(value); } catch (err) { console.error(err); }
+    });
+  }
 
   /* ---- live stream ------------------------------------------------------ */
   function setStatus(text, cls) {
@@ -128,16 +156,23 @@
       var url = "/api/events" + (lastId !== null ? "?after=" + encodeURIComponent(lastId) : "");
       source = new EventSource(url);
       setStatus("connecting…", "conn-connecting");
-      source.onopen = function () { retryMs = 3000; setStatus("live", "conn-live"); };
+      source.onopen = function () {
+        retryMs = 3000;
+        setStatus("live", "conn-live");
+        // A stream that opens again may follow a restart with a new PIN: learn at once whether we are still trusted.
+        checkSession();
+      };
       source.addEventListener("state", function (e) {
         setStatus("live", "conn-live");
-        try { onState(JSON.parse(e.data)); } catch (err) { console.error(err); }
+        var state;
+        try { state = JSON.parse(e.data); onState(state); } catch (err) { console.error(err); }
+        if (state) { notify(stateListeners, state); }
       });
       source.addEventListener("log", function (e) {
         if (e.lastEventId) { lastId = e.lastEventId; }
-        if (onLog) {
-          try { onLog(JSON.parse(e.data)); } catch (err) { console.error(err); }
-        }
+        var event;
+        try { event = JSON.parse(e.data); if (onLog) { onLog(event); } } catch (err) { console.error(err); }
+        if (event) { notify(logListeners, event); }
       });
       source.onerror = function () {
         if (source.readyState === EventSource.CLOSED) {
@@ -204,7 +239,7 @@
     var ui = window.TabletopGames[game.kind];
     if (ui && typeof ui[mode] === "function") {
       try {
-        if (mode === "phone") { ui.phone(el, state, window.Tabletop.trusted ? api : null); } else { ui.screen(el, state); }
+        if (mode === "phone") { ui.phone(el, state, window.Tabletop.trusted || lapsed ? api : null); } else { ui.screen(el, state); }
       } catch (err) {
         console.error(err);
         fallback(el, state);
@@ -296,6 +331,11 @@
   window.Tabletop = {
     trusted: initialTrust === "1" ? true : initialTrust === "0" ? false : null,
     onTrust: onTrust,
+    setTrusted: setTrusted,
+    trustLapsed: false,
+    askPin: null,
+    onState: function (fn) { stateListeners.push(fn); },
+    onLog: function (fn) { logListeners.push(fn); },
     h: h,
     isLight: isLight,
     injectCss: injectCss,
