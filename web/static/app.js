@@ -61,7 +61,7 @@
         if (!response.ok) {
           var message = data.error || ("request failed (" + response.status + ")");
           var needsPin = response.status === 403 && /PIN/.test(message);
-          if (needsPin && window.Tabletop.askPin && url !== "/api/pin") {
+          if (needsPin && window.Tabletop.askPin && url !== "/api/pin" && (window.Tabletop.trusted || lapsed)) {
             // The trust ran out (a restart with a new PIN): ask in place, then send it again.
             setTrusted(false);
             return window.Tabletop.askPin().then(function () { return post(url, body); });
