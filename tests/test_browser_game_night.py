@@ -110,6 +110,7 @@ def test_check_in_lights_each_pad_and_a_verdict_fills_the_screen_with_the_takers
     with browser_context(chromium, **SCREEN) as context:
         screen = context.new_page()
         screen.goto(server.url + "/screen")
+        screen.locator("#conn", has_text="live").wait_for()
         screen.locator("#checkin [data-checkin=title]", has_text="0 of 3").wait_for()
         server.service.source.inject(2)
         screen.locator("#checkin li.checked-in[data-player='2']").wait_for()
@@ -117,6 +118,7 @@ def test_check_in_lights_each_pad_and_a_verdict_fills_the_screen_with_the_takers
         for pad in (1, 3):
             server.service.source.inject(pad)
         screen.locator("#checkin [data-checkin=title]", has_text="Every pad works").wait_for()
+        assert "null" not in screen.locator("#checkin").inner_text()
 
         sub = server.service.subscribe()
         server.service.submit("start_game", {"kind": "taco", "settings": {"deck": {"taco": 40}, "lead_in_ms": 0,
@@ -129,6 +131,10 @@ def test_check_in_lights_each_pad_and_a_verdict_fills_the_screen_with_the_takers
             state = update.state
         sub.close()
         card_at = state["game"]["view"]["top"]["at_us"]
+        # The card is an inline SVG icon, drawn even where no colour emoji font is (a Pi kiosk).
+        icon = screen.locator(".tc-card[data-card=taco] .icon[data-icon=taco] svg")
+        icon.wait_for()
+        assert icon.is_visible() and icon.bounding_box()["height"] > 50
         server.service.source.inject(1, at_us=card_at + 200_000)
         server.service.source.inject(3, at_us=card_at + 260_000)  # Bob never slaps
         flash = screen.locator("#verdict-flash")
@@ -139,4 +145,18 @@ def test_check_in_lights_each_pad_and_a_verdict_fills_the_screen_with_the_takers
         assert "Taco said with Taco" in flash.locator(".vf-detail").inner_text()
         assert flash.get_attribute("data-sound") == "last"
         assert screen.evaluate("getComputedStyle(document.getElementById('verdict-flash')).backgroundColor") == "rgb(41, 163, 214)"
+        assert "null" not in flash.inner_text()
         flash.wait_for(state="hidden", timeout=5000)  # about two seconds, then the game's own screen
+
+        # The other kinds of verdict, in the words and sounds the flash uses (the same function as above).
+        said = screen.evaluate("""() => [
+          {kind: "flinch", taker: 1, timing: "card", card: "monkey", word: "hat",
+           order: [{player: 1, flinch: "false start: 28.0 ms after the card"}, {player: 3, flinch: "slapped before the card appeared"}]},
+          {kind: "slap", taker: 2, winner: 3, missing: [], order: []},
+          {kind: "penalty", taker: 2, penalty: "gesture"}].map(Tabletop.verdictFlash.describe)""")
+        flinch, win, penalty = said
+        assert flinch["sound"] == "flinch" and flinch["headline"] == "Ann flinched and takes the pile"
+        assert flinch["detail"] == "Monkey said with Hat · times after the card"
+        assert [r["text"] for r in flinch["rows"]] == ["slapped 28 ms after the card: false start", "slapped before the card appeared"]
+        assert win["sound"] == "win" and win["headline"] == "Cat wins!" and win["player"]["name"] == "Cat"
+        assert penalty["sound"] == "flinch" and penalty["headline"] == "Bob takes the pile for a wrong gesture"

@@ -27,7 +27,7 @@
       : done === withPad.length ? "Every pad works: ready to play!"
       : "Check-in: slap your pad once and your name lights up (" + done + " of " + withPad.length + ")";
     var strays = Object.keys(strayPads).map(function (pad) { return "pad " + pad + " has nobody on it"; });
-    box.replaceChildren(
+    var parts = [
       h("h2", { "class": "checkin-title", "data-checkin": "title" }, note),
       h("ul", { "class": "checkin-players" }, players.map(function (p) {
         var li = h("li", { "data-player": p.id, "class": seen[p.id] ? "checked-in" : null },
@@ -36,7 +36,9 @@
         return li;
       })),
       strays.length ? h("p", { "class": "checkin-stray" }, strays.join(" · ") + ": is a pad plugged into the wrong socket?") : null
-    );
+    ];
+    // replaceChildren would write a null as the text "null".
+    box.replaceChildren.apply(box, parts.filter(Boolean));
   }
 
   T.onState(function (state) {

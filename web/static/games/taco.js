@@ -103,7 +103,7 @@
     if (!top) { return h("div", { "class": "tc-card empty", "data-taco": "card" }, "no card"); }
     var face = FACES[top.card] || { emoji: "?", colour: "#444" };
     var card = h("div", { "class": "tc-card" + (due ? " due" : ""), "data-taco": "card", "data-card": top.card }, [
-      h("span", { "class": "emoji", "aria-hidden": "true" }, face.emoji), h("span", {}, top.card)
+      window.Tabletop.icon(top.card), h("span", {}, top.card)
     ]);
     card.style.background = face.colour;
     return card;
@@ -268,7 +268,7 @@
       blocks.push(h("h3", {}, "Caller: tap the card just flipped"));
       blocks.push(h("div", { "class": "tc-caller", "data-taco": "caller" }, view.cards.map(function (c) {
         var b = h("button", { type: "button", "data-card": c, "aria-label": "flipped " + c,
-          onclick: function () { run(api, "card_flipped", { card: c }); } }, [h("span", { "class": "emoji" }, FACES[c].emoji), c]);
+          onclick: function () { run(api, "card_flipped", { card: c }); } }, [window.Tabletop.icon(c), c]);
         b.style.background = FACES[c].colour;
         return b;
       })));
