@@ -92,6 +92,7 @@ def test_the_end_of_a_game_shows_the_results_on_screen_and_phone_and_a_rematch_s
             assert where.locator(".podium-step[data-place='1'] .podium-name").inner_text() == "Bob"
             assert where.locator(".results-standings tbody tr").all_inner_texts()[0].split("\t")[:2] == ["1.", "Bob"]
         assert screen.locator("#rematch").count() == 0  # the screen has no buttons
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390  # no sideways scroll on the phone
         server.service.submit("end_game")
         screen.locator("#checkin").wait_for(state="visible")  # idle: the results stay, check-in below
         assert screen.locator(".results [data-results=headline]").inner_text() == "Bob wins!"
@@ -160,3 +161,7 @@ def test_check_in_lights_each_pad_and_a_verdict_fills_the_screen_with_the_takers
         assert [r["text"] for r in flinch["rows"]] == ["slapped 28 ms after the card: false start", "slapped before the card appeared"]
         assert win["sound"] == "win" and win["headline"] == "Cat wins!" and win["player"]["name"] == "Cat"
         assert penalty["sound"] == "flinch" and penalty["headline"] == "Bob takes the pile for a wrong gesture"
+        late = screen.evaluate("""() => Tabletop.verdictFlash.describeOverrule(
+          {verdict: 4, action: "penalty", from: 2, to: 3, note: "wrong gesture", starts_next: true})""")
+        assert late["headline"] == "Cat takes the pile for wrong gesture"
+        assert late["reason"] == "The table gave Cat a penalty (wrong gesture), so the pile goes from Bob to Cat"

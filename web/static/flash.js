@@ -129,8 +129,24 @@
     timer = setTimeout(function () { box.hidden = true; }, SHOW_MS);
   }
 
-  T.verdictFlash = { describe: describe, show: show };
+  /* A penalty given after the verdict (an `overruled` event): the pile changes hands, so the flash says so. */
+  function describeOverrule(o) {
+    if (o.action !== "penalty" && o.action !== "reassign") { return null; }
+    var to = person(o.to);
+    var from = person(o.from);
+    return {
+      sound: o.action === "penalty" ? "flinch" : "last", player: to, rows: [], detail: "Verdict " + o.verdict + " overruled",
+      headline: to.name + " takes the pile" + (o.action === "penalty" && o.note ? " for " + o.note : ""),
+      reason: o.action === "penalty"
+        ? "The table gave " + to.name + " a penalty" + (o.note ? " (" + o.note + ")" : "") + ", so the pile goes from " + from.name + " to " + to.name
+        : "The table gave the pile from " + from.name + " to " + to.name
+    };
+  }
+
+  T.verdictFlash = { describe: describe, describeOverrule: describeOverrule, show: show };
   T.onLog(function (event) {
-    if (event.type === "verdict" && event.data) { show(describe(event.data)); }
+    if (!event.data) { return; }
+    var said = event.type === "verdict" ? describe(event.data) : event.type === "overruled" ? describeOverrule(event.data) : null;
+    if (said) { show(said); }
   });
 })();
