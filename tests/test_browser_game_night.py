@@ -149,6 +149,16 @@ def test_check_in_lights_each_pad_and_a_verdict_fills_the_screen_with_the_takers
         assert "null" not in flash.inner_text()
         flash.wait_for(state="hidden", timeout=5000)  # about two seconds, then the game's own screen
 
+        # Then the instant replay: the window on a millisecond timeline, ten times slower.
+        replay = screen.locator("#slap-replay")
+        replay.wait_for(state="visible")
+        assert "10× slower" in replay.inner_text() and "never slapped: Bob" in replay.inner_text()
+        ann, cat = replay.locator(".rp-mark[data-player='1']"), replay.locator(".rp-mark[data-player='3']")
+        cat.and_(screen.locator(".shown")).wait_for()  # the last mark appears once the cursor reaches it
+        assert ann.locator(".rp-ms").inner_text() == "200 ms" and cat.locator(".rp-ms").inner_text() == "260 ms"
+        assert ann.bounding_box()["x"] < cat.bounding_box()["x"]
+        replay.wait_for(state="hidden", timeout=10_000)
+
         # The other kinds of verdict, in the words and sounds the flash uses (the same function as above).
         said = screen.evaluate("""() => [
           {kind: "flinch", taker: 1, timing: "card", card: "monkey", word: "hat",
