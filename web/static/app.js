@@ -43,11 +43,15 @@
   function toast(message, kind) {
     var box = document.getElementById("toasts");
     if (!box) { return; }
+    // The same message again only renews its toast, and at most three stay: toasts must not pile up.
+    Array.prototype.slice.call(box.children).forEach(function (old) { if (old.textContent === message) { old.remove(); } });
+    while (box.children.length >= 3) { box.firstChild.remove(); }
     var t = document.createElement("div");
     t.className = "toast " + (kind || "error");
     t.textContent = message;
+    t.addEventListener("click", function () { t.remove(); });  // tap to dismiss
     box.appendChild(t);
-    setTimeout(function () { t.remove(); }, kind === "info" ? 2500 : 6000);
+    setTimeout(function () { t.remove(); }, kind === "info" ? 2500 : 5000);
   }
 
   function post(url, body) {

@@ -82,12 +82,16 @@
       if (!trusted) { list.appendChild(readOnlyPlayer(p)); return; }
       var li = T.el("li", { "class": "player", "data-player": p.id });
       var colour = T.el("input", { type: "color", value: p.colour || "#888888", "aria-label": "colour of " + p.name, "class": "player-colour" });
-      colour.addEventListener("change", function () { api.command("update_player", { player: p.id, colour: colour.value }); });
+      // A refused change (the toast says why) puts the field back as the table has it.
+      colour.addEventListener("change", function () {
+        api.command("update_player", { player: p.id, colour: colour.value }).catch(function () { colour.value = p.colour || "#888888"; });
+      });
       var name = nameField(p);
       var pad = T.el("select", { "aria-label": "pad of " + p.name, "class": "player-pad" });
       padOptions(pad, state, p.pad);
       pad.addEventListener("change", function () {
-        api.command("update_player", { player: p.id, pad: pad.value ? parseInt(pad.value, 10) : null });
+        api.command("update_player", { player: p.id, pad: pad.value ? parseInt(pad.value, 10) : null })
+          .catch(function () { pad.value = p.pad ? String(p.pad) : ""; });
       });
       var up = T.el("button", { type: "button", "class": "icon move-up", "aria-label": "move " + p.name + " up" }, "▲");
       up.disabled = index === 0;
@@ -97,7 +101,13 @@
       down.addEventListener("click", function () { move(players, index, 1); });
       var remove = T.el("button", { type: "button", "class": "icon danger remove", "aria-label": "remove " + p.name }, "✕");
       remove.addEventListener("click", function () {
-        if (window.confirm("Remove " + p.name + " from the table?")) { api.command("remove_player", { player: p.id }); }
+        var game = T.latestState && T.latestState.game;
+        if (game && !game.outcome && (game.players || []).indexOf(p.id) >= 0) {
+          // The table refuses it anyway: say so before asking to confirm something that cannot happen.
+          api.toast(p.name + " is playing " + game.title + "; end the game first", "error");
+          return;
+        }
+        if (window.confirm("Remove " + p.name + " from the table?")) { api.command("remove_player", { player: p.id }).catch(function () {}); }
       });
       [colour, name, pad, up, down, remove].forEach(function (e) { li.appendChild(e); });
       list.appendChild(li);

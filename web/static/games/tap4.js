@@ -115,6 +115,8 @@
         ? h("th", { scope: "row" }, h("button", { type: "button", "class": "t4-edit", "data-round": r.round,
             "aria-label": "correct round " + r.round, onclick: function () { onEdit(r.round); } }, r.round + " ✎"))
         : h("th", { scope: "row" }, String(r.round));
+      // A corrected round is marked where everyone sees it, not only in a tooltip.
+      if (r.edits) { first.appendChild(h("span", { "class": "t4-edited", "data-t4": "edited" }, "corrected")); }
       return h("tr", { "data-round": r.round, title: r.edits ? "corrected " + r.edits + "× (last by " + (r.edited_by || "?") + ")" : null },
         [first].concat(view.players.map(function (p, i) {
           return h("td", { "class": r.out === p.id ? "out" : null, "data-player": p.id }, [
@@ -128,7 +130,8 @@
         return h("td", { "data-player": p.id, "class": leaders.indexOf(p.id) >= 0 ? "leader t4-total-cell" : "t4-total-cell" }, String(p.total));
       }))),
       h("tr", { "data-t4": "to-target" }, [h("th", { scope: "row" }, "To " + view.target)].concat(view.players.map(function (p) {
-        return h("td", { "data-player": p.id }, String(p.to_target));
+        // Past the target nothing is left to go: 0, never a negative number.
+        return h("td", { "data-player": p.id }, String(Math.max(0, p.to_target)));
       }))),
       h("tr", { "data-t4": "places" }, [h("th", { scope: "row" }, "Place")].concat(view.players.map(function (p) {
         return h("td", { "data-player": p.id }, view.rounds.length ? String(p.place) : "–");
@@ -142,8 +145,9 @@
   function finalStandings(view, outcome) {
     if (!view.over || !outcome) { return null; }
     return h("ol", { "class": "t4-final", "data-t4": "standings" }, view.standings.map(function (s) {
-      return h("li", { "class": outcome.winners.indexOf(s.player) >= 0 ? "win" : null },
-        "#" + s.place + " " + nameOf(view, s.player) + " – " + s.total);
+      // The list numbers itself with the place (shared places: 1, 1, 3), so no second number in the text.
+      return h("li", { value: s.place, "class": outcome.winners.indexOf(s.player) >= 0 ? "win" : null },
+        nameOf(view, s.player) + " – " + s.total);
     }));
   }
 

@@ -1,0 +1,74 @@
+"""Small things players hit on their phones, in Debian's Chromium at 390 px: Tap 4's sheet (a corrected
+round marked, "To 150" never negative, standings numbered once, the round column kept in place when
+the names scroll sideways), toasts that do not pile up, and refusals the table page sees coming."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+from browser import LiveServer, chromium, enter_pin, phone, serve_table  # noqa: F401
+
+from companion.games.tap4 import Tap4
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+NAMES = ("Annabelle", "Bartholomew", "Cassandra", "Dominique", "Evangeline", "Florentino")
+
+
+@pytest.fixture
+def sheet_server(tmp_path: Path) -> Iterator[LiveServer]:
+    """Six long names; Tap 4 to 30 won after two rounds, round 1 corrected."""
+    with serve_table(tmp_path / "data", games={"tap4": Tap4}) as server:
+        ids = [server.service.submit("add_player", {"name": n})["events"][0]["data"]["id"] for n in NAMES]
+        server.service.submit("start_game", {"kind": "tap4", "settings": {"target": 30}})
+
+        def entries(out: int, points: int) -> list[dict[str, Any]]:
+            return [{"player": p, "out": True} if p == out else {"player": p, "total": points + i} for i, p in enumerate(ids)]
+
+        server.service.submit("enter_round", {"entries": entries(ids[0], 5)})
+        server.service.submit("edit_round", {"round": 1, "entries": entries(ids[0], 6)})
+        server.service.submit("enter_round", {"entries": entries(ids[1], 30)})  # everyone else passes 30
+        yield server
+
+
+def test_the_tap4_sheet_on_a_phone(sheet_server: LiveServer, phone: Any) -> None:  # noqa: F811
+    page = phone.new_page()
+    enter_pin(page, sheet_server.url)
+    sheet = page.locator("#game .tap4 .t4-sheet")
+    sheet.wait_for()
+    assert page.locator("#game tr[data-round='1'] [data-t4=edited]").inner_text().lower() == "corrected"
+    assert page.locator("#game tr[data-round='2'] [data-t4=edited]").count() == 0
+    to_target = page.locator("#game tr[data-t4=to-target] td").all_inner_texts()
+    assert to_target and all(int(t) >= 0 for t in to_target) and "0" in to_target
+    standings = page.locator("#game [data-t4=standings] li")
+    assert standings.first.inner_text() == "Bartholomew – 7"  # the list's own number is the place; no "#1" inside
+    assert "#" not in " ".join(standings.all_inner_texts())
+    # Scrolled sideways, the round column stays where it was.
+    wrap = page.locator("#game .tap4 .t4-wrap").first
+    before = page.locator("#game tr[data-round='2'] th").bounding_box()["x"]
+    wrap.evaluate("w => { w.scrollLeft = w.scrollWidth; }")
+    assert wrap.evaluate("w => w.scrollLeft") > 50  # six long names do scroll
+    assert page.locator("#game tr[data-round='2'] th").bounding_box()["x"] == pytest.approx(before, abs=1)
+
+
+def test_toasts_do_not_pile_up_and_a_refused_removal_is_said_before_any_confirm(sheet_server: LiveServer, phone: Any) -> None:  # noqa: F811
+    server = sheet_server
+    server.service.submit("start_game", {"kind": "tap4"})  # a new game: every player is in it
+    page = phone.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    enter_pin(page, server.url)
+    page.locator("li.player").first.wait_for()
+    page.locator("button[aria-label='remove Annabelle']").click()
+    page.locator(".toast", has_text="Annabelle is playing Tap 4; end the game first").wait_for()
+    assert dialogs == []
+    for _ in range(5):
+        page.evaluate("() => Tabletop.api.command('update_player', {player: 1, name: 'Bartholomew'}).catch(() => {})")
+    page.locator(".toast", has_text="already").first.wait_for()
+    assert page.locator(".toast").count() <= 3
+    assert page.locator(".toast", has_text="already").count() == 1  # the same message renews, not repeats
+    assert errors == []
