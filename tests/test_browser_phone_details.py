@@ -72,3 +72,24 @@ def test_toasts_do_not_pile_up_and_a_refused_removal_is_said_before_any_confirm(
     assert page.locator(".toast").count() <= 3
     assert page.locator(".toast", has_text="already").count() == 1  # the same message renews, not repeats
     assert errors == []
+
+
+def test_the_callers_card_buttons_stay_put_when_a_verdict_arrives(tmp_path: Path, phone: Any) -> None:  # noqa: F811
+    from companion.games.taco import TacoGame
+
+    with serve_table(tmp_path / "data", games={"taco": TacoGame}) as server:
+        for pad, name in ((1, "Ann"), (2, "Bob")):
+            server.service.submit("add_player", {"name": name, "pad": pad})
+        server.service.submit("start_game", {"kind": "taco", "settings": {"mode": "physical", "settle_ms": 200}})
+        page = phone.new_page()
+        enter_pin(page, server.url)
+        button = page.locator("[data-taco=caller] button[data-card=cake]")
+        button.wait_for()
+        before = button.bounding_box()
+        page.locator("[data-taco=caller] button[data-card=taco]").tap()  # a card called in, then both slap
+        page.wait_for_function("() => document.querySelector('[data-taco=verdict]') !== null")
+        server.service.source.inject(1)
+        server.service.source.inject(2)
+        page.locator("[data-taco=verdict] .tc-row").first.wait_for()
+        after = page.locator("[data-taco=caller] button[data-card=cake]").bounding_box()
+        assert after["y"] == pytest.approx(before["y"], abs=1) and after["x"] == pytest.approx(before["x"], abs=1)
