@@ -45,6 +45,8 @@ def test_the_tap4_sheet_on_a_phone(sheet_server: LiveServer, phone: Any) -> None
     standings = page.locator("#game [data-t4=standings] li")
     assert standings.first.inner_text() == "Bartholomew – 7"  # the list's own number is the place; no "#1" inside
     assert "#" not in " ".join(standings.all_inner_texts())
+    # One undo: the sheet's own, not a second one from the table page beside it.
+    assert page.locator("#game [data-t4=undo]").is_visible() and not page.locator("#undo").is_visible()
     # Scrolled sideways, the round column stays where it was.
     wrap = page.locator("#game .tap4 .t4-wrap").first
     before = page.locator("#game tr[data-round='2'] th").bounding_box()["x"]
