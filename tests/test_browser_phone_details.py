@@ -95,3 +95,29 @@ def test_the_callers_card_buttons_stay_put_when_a_verdict_arrives(tmp_path: Path
         page.locator("[data-taco=verdict] .tc-row").first.wait_for()
         after = page.locator("[data-taco=caller] button[data-card=cake]").bounding_box()
         assert after["y"] == pytest.approx(before["y"], abs=1) and after["x"] == pytest.approx(before["x"], abs=1)
+
+
+def test_a_second_phone_typing_the_same_round_is_told_it_was_superseded(tmp_path: Path, phone: Any, chromium: Any) -> None:  # noqa: F811
+    from browser import browser_context
+
+    from tests.browser import PHONE
+
+    with serve_table(tmp_path / "data", games={"tap4": Tap4}) as server:
+        for name in ("Ann", "Bob", "Cat"):
+            server.service.submit("add_player", {"name": name})
+        server.service.submit("start_game", {"kind": "tap4"})
+        first = phone.new_page()
+        enter_pin(first, server.url)
+        with browser_context(chromium, **PHONE) as other:
+            second = other.new_page()
+            enter_pin(second, server.url)
+            for page in (first, second):
+                page.locator(".tap4 [data-t4=entry]").wait_for()
+            second.locator("[aria-label='Bob total']").fill("9")  # half-typed on the second phone
+            first.locator(".tap4 .t4-player[data-player='1'] button[data-mode=out]").tap()
+            first.locator("[aria-label='Bob total']").fill("12")
+            first.locator("[aria-label='Cat total']").fill("7")
+            first.locator("[data-t4=save]").tap()
+            second.locator(".toast", has_text="Round 1 was saved from another phone first").wait_for()
+            assert first.locator(".toast", has_text="another phone").count() == 0  # the phone that saved it is not told so
+            assert first.locator(".toast", has_text="Round saved").count() == 1

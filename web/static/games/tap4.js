@@ -220,6 +220,7 @@
       var pressed = name === "out" ? form.out === p.id : form.out !== p.id && form.modes[p.id] === name;
       return h("button", { type: "button", "aria-pressed": pressed ? "true" : "false", "data-mode": name,
         onclick: function () {
+          form.dirty = true;
           if (name === "out") { form.out = form.out === p.id ? null : p.id; }
           else { if (form.out === p.id) { form.out = null; } form.modes[p.id] = name; }
           refresh();
@@ -235,13 +236,13 @@
       block.appendChild(h("div", { "class": "t4-cards" }, KEYS.map(function (k) {
         return h("label", { "class": POINTS[k] >= 20 ? "special" : null }, [
           h("span", {}, cardLabel(k) + (POINTS[k] >= 20 ? " (" + POINTS[k] + ")" : "")),
-          numberInput(form.cards[p.id][k] || "", p.name + " " + cardLabel(k), function (v) { form.cards[p.id][k] = v; showPoints(); })
+          numberInput(form.cards[p.id][k] || "", p.name + " " + cardLabel(k), function (v) { form.cards[p.id][k] = v; form.dirty = true; showPoints(); })
         ]);
       })));
     } else {
       block.appendChild(h("label", { "class": "t4-total" }, [
         h("span", { "class": "t4-setup" }, "Quick total"),
-        numberInput(form.totals[p.id], p.name + " total", function (v) { form.totals[p.id] = v; showPoints(); })
+        numberInput(form.totals[p.id], p.name + " total", function (v) { form.totals[p.id] = v; form.dirty = true; showPoints(); })
       ]));
     }
     showPoints();
@@ -267,6 +268,7 @@
     panel.appendChild(list);
     var save = h("button", { type: "button", "class": "primary", "data-t4": "save", onclick: function () {
       save.disabled = true;
+      form.sending = true;  // its own round coming back on the live stream is no surprise
       var name = form.editing ? "edit_round" : "enter_round";
       var args = { entries: entriesOf(view, form) };
       if (form.editing) { args.round = form.editing; }
@@ -275,7 +277,7 @@
         ui.form = null;
         ui.entryKey = null;
         if (ui.last) { render(ui, ui.last, api); }
-      }).catch(function () { save.disabled = false; });
+      }).catch(function () { save.disabled = false; form.sending = false; });
     } }, form.editing ? "Save correction" : "Save round " + view.next.round);
     var actions = h("div", { "class": "t4-actions" }, [save]);
     if (form.editing) {
@@ -367,7 +369,14 @@
 
     // The entry form survives live updates until its round is on the sheet.
     if (ui.form && ui.form.editing && ui.form.editing > view.rounds.length) { ui.form = null; }
-    if (ui.form && !ui.form.editing && (!view.next || ui.form.round !== view.next.round)) { ui.form = null; }
+    if (ui.form && !ui.form.editing && (!view.next || ui.form.round !== view.next.round)) {
+      // Another phone saved this round first: say so, rather than drop what was typed without a word.
+      if (ui.form.dirty && !ui.form.sending && api && api.toast) {
+        api.toast("Round " + ui.form.round + " was saved from another phone first, so what you typed was not sent. " +
+          "Check the sheet; tap the round number to correct it.", "error");
+      }
+      ui.form = null;
+    }
     if (!ui.form && view.next) { ui.form = freshForm(view, null); ui.form.round = view.next.round; }
     if (!api) { ui.form = null; }  // watching: nothing to enter
     var key = !ui.form ? "none" : (ui.form.editing ? "edit:" + ui.form.editing : "new:" + ui.form.round) + ":" +
