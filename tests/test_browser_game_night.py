@@ -39,6 +39,40 @@ def night(tmp_path: Path) -> Iterator[LiveServer]:
         yield server
 
 
+def start_taco_and_wait_for_a_due_card(service: Any) -> int:
+    """Start digital Taco (every card a Taco, nothing flips for a minute after a verdict); the due card's time."""
+    sub = service.subscribe()
+    try:
+        service.submit("start_game", {"kind": "taco", "settings": {"deck": {"taco": 40}, "lead_in_ms": 0,
+                                                                   "after_verdict_ms": 60_000}})
+        state = service.snapshot()[1]
+        while (state["game"]["view"]["window"] or {}).get("kind") != "due":
+            update = sub.get(timeout=30)
+            assert update is not None, "no due card"
+            state = update.state
+        return int(state["game"]["view"]["top"]["at_us"])
+    finally:
+        sub.close()
+
+
+def test_a_false_start_flashes_as_a_flinch_and_its_row_says_what_happened(night, chromium):  # noqa: F811
+    server = night
+    with browser_context(chromium, **SCREEN) as context:
+        screen = context.new_page()
+        screen.goto(server.url + "/screen")
+        screen.locator("#conn", has_text="live").wait_for()
+        card_at = start_taco_and_wait_for_a_due_card(server.service)
+        server.service.source.inject(2, at_us=card_at + 30_000)  # Bob, 30 ms after the card: faster than a human
+        flash = screen.locator("#verdict-flash")
+        flash.wait_for(state="visible")
+        assert flash.get_attribute("data-sound") == "flinch"
+        assert flash.locator(".vf-headline").inner_text() == "Bob flinched and takes the pile"
+        assert flash.locator(".vf-rows li").all_inner_texts() == ["Bob slapped 30 ms after the card: false start"]
+        row = screen.locator("#screen-game .tc-row[data-player='2'] [data-taco=flinch-why]")
+        assert row.inner_text() == "slapped 30 ms after the card: false start"
+        assert "flinch 0.0" not in screen.locator("#screen-game").inner_text()
+
+
 def test_a_restart_with_a_new_pin_asks_every_phone_for_it_and_keeps_the_typed_round(night, phone, tmp_path):  # noqa: F811
     server = night
     server.service.submit("start_game", {"kind": "tap4"})
@@ -121,17 +155,8 @@ def test_check_in_lights_each_pad_and_a_verdict_fills_the_screen_with_the_takers
         screen.locator("#checkin [data-checkin=title]", has_text="Every pad works").wait_for()
         assert "null" not in screen.locator("#checkin").inner_text()
 
-        sub = server.service.subscribe()
-        server.service.submit("start_game", {"kind": "taco", "settings": {"deck": {"taco": 40}, "lead_in_ms": 0,
-                                                                           "after_verdict_ms": 60_000}})
+        card_at = start_taco_and_wait_for_a_due_card(server.service)
         screen.locator("#checkin").wait_for(state="hidden")
-        state = server.service.snapshot()[1]
-        while (state["game"]["view"]["window"] or {}).get("kind") != "due":
-            update = sub.get(timeout=30)
-            assert update is not None
-            state = update.state
-        sub.close()
-        card_at = state["game"]["view"]["top"]["at_us"]
         # The card is an inline SVG icon, drawn even where no colour emoji font is (a Pi kiosk).
         icon = screen.locator(".tc-card[data-card=taco] .icon[data-icon=taco] svg")
         icon.wait_for()

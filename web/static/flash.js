@@ -30,14 +30,6 @@
     return list.length <= 1 ? list.join("") : list.slice(0, -1).join(", ") + " and " + list[list.length - 1];
   }
 
-  /* The referee's reason for a flinch, said as what happened: "false start: 28.0 ms after
-   * the card" becomes "slapped 28 ms after the card: false start". */
-  function flinchWords(why) {
-    var m = /^false start: ([0-9.]+) ms after the card$/.exec(why || "");
-    if (m) { return "slapped " + Math.round(parseFloat(m[1])) + " ms after the card: false start"; }
-    return why || "slapped when no slap was due";
-  }
-
   /* What the flash says about one verdict: {sound, player, headline, detail, reason, rows}. */
   function describe(v) {
     var taker = person(v.taker);
@@ -59,7 +51,7 @@
     } else if (v.kind === "flinch") {
       out.sound = "flinch";
       out.headline = taker.name + " flinched and takes the pile";
-      out.rows = (v.order || []).map(function (e) { return { player: person(e.player), text: flinchWords(e.flinch) }; });
+      out.rows = (v.order || []).map(function (e) { return { player: person(e.player), text: T.flinchWords(e.flinch) }; });
       out.reason = taker.name + " slapped first when no slap was due, so " + taker.name + " takes the pile";
     } else if (v.kind === "penalty") {
       out.sound = "flinch";

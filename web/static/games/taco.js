@@ -159,8 +159,9 @@
       bar.style.background = colourOf(state, e.player);
       rows.push(h("div", { "class": "tc-row" + (e.player === holder ? " taker" : ""), "data-player": e.player, "data-place": e.place }, [
         h("span", {}, String(e.place)), h("span", { "class": "name" }, nameOf(state, e.player)),
-        h("div", {}, bar),
-        h("span", { "class": "t" }, (e.flinch ? "flinch " : "") + fmtMs(e.after_ms) +
+        // A flinch row says what happened ("slapped 28 ms after the card: false start"), not "flinch 0.0 ms".
+        h("div", {}, e.flinch ? h("span", { "class": "tc-flinch-why", "data-taco": "flinch-why" }, window.Tabletop.flinchWords(e.flinch)) : bar),
+        h("span", { "class": "t" }, e.flinch ? "" : fmtMs(e.after_ms) +
           (e.margin_ms !== null && e.margin_ms !== undefined ? " (+" + fmtMs(e.margin_ms) + ")" : ""))
       ]));
     });
