@@ -137,6 +137,11 @@ def test_the_end_of_a_game_shows_the_results_on_screen_and_phone_and_a_rematch_s
         screen.locator("#screen-results").wait_for(state="hidden")
         game = server.service.snapshot()[1]["game"]
         assert game["kind"] == "tap4" and game["settings"]["target"] == 20 and game["players"] == [1, 2, 3]
+        # The table page lists the finished game with who played and who won, and its sheet as the CSV.
+        past = page.locator("#past-games li", has_text="won by Bob")
+        past.wait_for()
+        assert "Ann, Bob, Cat" in past.inner_text()
+        assert past.locator("a", has_text="CSV").get_attribute("href").endswith("/sheet.csv")
         assert first["game"] is None
 
 

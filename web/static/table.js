@@ -372,7 +372,7 @@
     var id = state.game ? state.game.game_id : null;
     if (gamesSeen === id) { return; }
     gamesSeen = id;
-    fetch("/api/games", { credentials: "same-origin" }).then(function (r) { return r.json(); }).then(function (data) {
+    fetch("/api/history", { credentials: "same-origin" }).then(function (r) { return r.json(); }).then(function (data) {
       var list = $("past-games");
       list.innerHTML = "";
       var games = data.games || [];
@@ -381,9 +381,15 @@
         var li = T.el("li");
         li.appendChild(T.el("span", { "class": "past-title" }, g.title));
         li.appendChild(T.el("span", { "class": "past-when" }, when(g.started, g.ended)));
+        // Who played and who won, not only the files.
+        li.appendChild(T.el("span", { "class": "past-who" }, g.players.join(", ") +
+          (g.winners.length ? " · won by " + g.winners.join(" and ") : g.ended ? " · nobody won" : "")));
         var links = T.el("span", { "class": "past-links" });
         links.appendChild(T.el("a", { href: "/api/games/" + g.game_id + "/export.json", "aria-label": g.title + " as JSON" }, "JSON"));
-        links.appendChild(T.el("a", { href: "/api/games/" + g.game_id + "/export.csv", "aria-label": g.title + " as CSV" }, "CSV"));
+        // The CSV a spreadsheet opens as a table where the game has one (Taco's verdicts, Tap 4's sheet).
+        var csv = g.kind === "taco" ? "/api/games/taco/" + g.game_id + "/verdicts.csv"
+          : g.kind === "tap4" ? "/api/games/tap4/" + g.game_id + "/sheet.csv" : "/api/games/" + g.game_id + "/export.csv";
+        links.appendChild(T.el("a", { href: csv, "aria-label": g.title + " as CSV" }, "CSV"));
         li.appendChild(links);
         list.appendChild(li);
       });
