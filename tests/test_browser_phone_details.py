@@ -121,3 +121,14 @@ def test_a_second_phone_typing_the_same_round_is_told_it_was_superseded(tmp_path
             second.locator(".toast", has_text="Round 1 was saved from another phone first").wait_for()
             assert first.locator(".toast", has_text="another phone").count() == 0  # the phone that saved it is not told so
             assert first.locator(".toast", has_text="Round saved").count() == 1
+
+
+def test_taco_statistics_fit_a_390_px_phone(tmp_path: Path, phone: Any) -> None:  # noqa: F811
+    from tests.helpers.busy_tables import busy_table
+
+    with busy_table(tmp_path / "data", "taco") as server:  # six long names, one verdict with times
+        page = phone.new_page()
+        page.goto(server.url + "/")
+        page.locator("#game details:has([data-taco=stats]) summary").click()
+        page.locator("#game [data-taco=stats] table").wait_for()
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
