@@ -132,3 +132,23 @@ def test_taco_statistics_fit_a_390_px_phone(tmp_path: Path, phone: Any) -> None:
         page.locator("#game details:has([data-taco=stats]) summary").click()
         page.locator("#game [data-taco=stats] table").wait_for()
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
+
+
+def test_tapeworm_log_numbers_have_room_on_a_phone(tmp_path: Path, phone: Any) -> None:  # noqa: F811
+    from tests.helpers.busy_tables import busy_table
+
+    with busy_table(tmp_path / "data", "tapeworm") as server:  # a log of several dozen lines
+        page = phone.new_page()
+        page.goto(server.url + "/")
+        log = page.locator("#game ol.tw-log")
+        log.wait_for()
+        # The widest number ("38.") in the list's own font must fit in its left padding (the list
+        # scrolls, so a number past the padding is cut off).
+        room, needed = log.evaluate("""ol => {
+          const style = getComputedStyle(ol);
+          const ctx = document.createElement('canvas').getContext('2d');
+          ctx.font = style.fontSize + ' ' + style.fontFamily;
+          return [parseFloat(style.paddingLeft), ctx.measureText(ol.children.length + '. ').width];
+        }""")
+        assert log.locator("li").count() >= 30
+        assert needed <= room
