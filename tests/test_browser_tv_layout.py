@@ -27,9 +27,11 @@ MUST_SEE = {
     "tapeworm": [".tw-turn", "ul.tw-hands li", ".tw-counts"],
     # A game just ended: its results and the check-in for the next one.
     "results": [".results-headline", ".podium-step", ".results-standings tbody tr", ".results-highlights li", "#checkin li"],
+    # A game won but still the running one: its results take the screen.
+    "won": [".results-headline", ".podium-step", ".results-standings tbody tr"],
 }
 #: Where to look: the game's own screen, or the whole page for the results.
-SCOPE = {"results": "main"}
+SCOPE = {"results": "main", "won": "main"}
 
 IN_VIEW = """sel => [...document.querySelectorAll(sel)].map(e => {
   const r = e.getBoundingClientRect();

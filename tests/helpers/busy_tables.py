@@ -4,7 +4,8 @@
 until the screen holds the most it ever shows: Tap 4 with six long names after
 eleven rounds, Taco with six piles after a verdict, TacTile with its board and
 market entered, Tapeworm with a long log; ``results`` is that Tap 4 game ended
-(the idle screen with its results and the check-in).
+(the idle screen with its results and the check-in), ``won`` a Tap 4 game won
+but not ended yet (its results on the screen while it is still the running game).
 
 ``python -m tests.helpers.busy_tables docs/gallery`` (from the repository root,
 with Chromium) writes the gallery's screenshots (docs/gallery.md): each game at
@@ -20,7 +21,7 @@ from typing import Any, Callable, Iterator
 
 #: The table screens the layout is made for: a TV, a tablet, the Pi's 7" touch display.
 SCREEN_SIZES = ((1920, 1080), (1280, 800), (1024, 600))
-KINDS = ("taco", "tap4", "tactile", "tapeworm", "results")
+KINDS = ("taco", "tap4", "tactile", "tapeworm", "results", "won")
 SIX = ("Annabelle", "Bartholomew", "Cassandra", "Dominique", "Evangeline", "Florentino")
 FOUR = SIX[:4]
 
@@ -30,10 +31,12 @@ def _seat(service: Any, names: tuple[str, ...]) -> list[int]:
             for i, n in enumerate(names, start=1)]
 
 
-def _tap4(service: Any) -> None:
+def _tap4(service: Any, target: int = 1000) -> None:
     ids = _seat(service, SIX)
-    service.submit("start_game", {"kind": "tap4", "settings": {"target": 1000}})
+    service.submit("start_game", {"kind": "tap4", "settings": {"target": target}})
     for r in range(11):
+        if service.snapshot()[1]["game"]["outcome"]:
+            return
         out = ids[r % len(ids)]
         entries = [{"player": p, "out": True} if p == out else {"player": p, "total": 5 + (r * 7 + i * 3) % 40}
                    for i, p in enumerate(ids)]
@@ -88,8 +91,13 @@ def _results(service: Any) -> None:
     service.submit("end_game", {})
 
 
+def _won(service: Any) -> None:
+    """Tap 4 to 150 won (someone passed 150) and not yet ended: the game's screen and its results."""
+    _tap4(service, target=150)
+
+
 SETUPS: dict[str, Callable[[Any], None]] = {"taco": _taco, "tap4": _tap4, "tactile": _tactile, "tapeworm": _tapeworm,
-                                            "results": _results}
+                                            "results": _results, "won": _won}
 
 
 def set_up(kind: str, service: Any) -> None:
@@ -142,7 +150,7 @@ def main(argv: list[str]) -> int:
                         context = browser.new_context(viewport={"width": width, "height": height})
                         page = context.new_page()
                         page.goto(server.url + "/screen")
-                        ready = "#screen-results .results" if kind == "results" else f"#screen-game[data-kind={kind}] > *"
+                        ready = "#screen-results .results" if kind in ("results", "won") else f"#screen-game[data-kind={kind}] > *"
                         page.locator(ready).first.wait_for()
                         page.wait_for_timeout(2500)  # past the verdict flash, images loaded
                         path = out / f"screen-{kind}-{width}x{height}.jpg"

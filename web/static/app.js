@@ -24,7 +24,9 @@
  * Tabletop.onTrust(fn)            fn(trusted) whenever that changes.
  * Tabletop.onState(fn) / onLog(fn) fn(state) / fn(event) for every message of the
  *                                 page's live stream (extras such as results.js
- *                                 listen without opening a second stream).
+ *                                 listen without opening a second stream); a state
+ *                                 listener added after the first state gets the
+ *                                 latest one at once.
  * Tabletop.askPin                 set by pin-prompt.js: asks for the PIN in place
  *                                 and resolves once this phone is trusted again.
  *                                 A change refused for want of the PIN is then
@@ -133,6 +135,7 @@
   /* ---- listeners of the page's one live stream -------------------------- */
   var stateListeners = [];
   var logListeners = [];
+  var lastState = null;  // a listener that registers late (its script loaded after the first state) starts from it
 
   function notify(list, value) {
     list.forEach(function (fn) {
@@ -170,7 +173,7 @@
         setStatus("live", "conn-live");
         var state;
         try { state = JSON.parse(e.data); onState(state); } catch (err) { console.error(err); }
-        if (state) { notify(stateListeners, state); }
+        if (state) { lastState = state; notify(stateListeners, state); }
       });
       source.addEventListener("log", function (e) {
         if (e.lastEventId) { lastId = e.lastEventId; }
@@ -338,7 +341,10 @@
     setTrusted: setTrusted,
     trustLapsed: false,
     askPin: null,
-    onState: function (fn) { stateListeners.push(fn); },
+    onState: function (fn) {
+      stateListeners.push(fn);
+      if (lastState) { notify([fn], lastState); }
+    },
     onLog: function (fn) { logListeners.push(fn); },
     h: h,
     isLight: isLight,
