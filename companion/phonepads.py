@@ -2,7 +2,7 @@
 
 The table service owns one :class:`PhonePads` (``service.phone_pads``). The
 web layer calls it for the ``/pad`` page's requests; it turns a phone's
-touch into a :class:`~hardware.hits.PadHit` on the pad source's clock and
+touch into a :class:`~core.hits.PadHit` on the pad source's clock and
 puts it in the table loop's inbox beside the source's own hits, so a phone
 and a hardware pad are judged on one clock (a mixed table).
 
@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from companion.errors import InputError, NotFoundError, RuleError
+from core.errors import InputError, NotFoundError, RuleError
 from companion.private import restrict
-from hardware.hits import HitKind, PadHit
+from core.hits import HitKind, PadHit
 from hardware.phoneclock import PhoneClock, PhoneFit, SyncRound
 from hardware.phonepad import UNCALIBRATED, TouchLatency, pair_with_pad, phone_hit
 from hardware.phonepad import calibrate as latency_from_taps

@@ -129,3 +129,10 @@ codecs.register_error(ERRORS, _replace_unencodable)
 def encode_utf8(text: str) -> bytes:
     """``text`` as UTF-8 that never raises: a lone surrogate becomes U+FFFD."""
     return text.encode("utf-8", ERRORS)
+
+
+def spreadsheet_cell(text: str) -> str:
+    """Text for a CSV cell a spreadsheet opens: a leading = + - @ would start a formula (a ``'`` goes first),
+    a lone surrogate becomes U+FFFD."""
+    text = printable(text)
+    return "'" + text if text[:1] in ("=", "+", "-", "@") else text

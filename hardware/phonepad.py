@@ -16,7 +16,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from hardware.hits import HitKind, PadHit
+from core.hits import HitKind, PadHit
 from hardware.phoneclock import PhoneFit
 
 #: A touch panel scans at 60 Hz or faster: a stamp can be up to one scan (16.7 ms) late, half of it either

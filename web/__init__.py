@@ -155,7 +155,7 @@ def create_app(
         service = start_simulated_service(config, data_dir)
     app.extensions["tabletop"] = TableContext(service=service, pin=str(pin), pin_generated=generated, owns_service=owns)
 
-    from web import api, auth, calibrate, errors, join, pad, pages, sim
+    from web import api, auth, calibrate, errors, join, pad, pages, results, sim
     from companion.trust import PhoneTrust
     from web.security import PinLimiter, csrf_token, pin_fingerprint
     from web.games import register_game_blueprints
@@ -174,6 +174,7 @@ def create_app(
     app.register_blueprint(calibrate.bp)
     app.register_blueprint(join.bp)
     app.register_blueprint(pad.bp)
+    app.register_blueprint(results.bp)
     register_game_blueprints(app)
     return app
 

@@ -34,6 +34,9 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
     p.add_argument("--port", type=int, default=8080, help="web port (default 8080)")
     p.add_argument("--unit-dir", default="/etc/systemd/system", help=argparse.SUPPRESS)
     p.add_argument("--avahi-dir", default="/etc/avahi/services", help=argparse.SUPPRESS)
+    p.add_argument("--kiosk", action="store_true",
+                   help="also open the table screen full screen on this Pi's display at login (Raspberry Pi OS desktop)")
+    p.add_argument("--home", help=argparse.SUPPRESS)  # the user's home for --kiosk (tests)
     p.add_argument("--no-start", action="store_true", help="write the files but do not enable or start the service")
     p.add_argument("--print", dest="print_only", action="store_true", help="print the unit file and change nothing")
     p.set_defaults(func=install)
@@ -41,6 +44,8 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
     u = sub.add_parser("uninstall-service", help="stop the service and remove what install-service wrote")
     u.add_argument("--unit-dir", default="/etc/systemd/system", help=argparse.SUPPRESS)
     u.add_argument("--avahi-dir", default="/etc/avahi/services", help=argparse.SUPPRESS)
+    u.add_argument("--user", help="whose kiosk autostart to remove too (default: the user who ran sudo)")
+    u.add_argument("--home", help=argparse.SUPPRESS)
     u.add_argument("--no-stop", action="store_true", help="remove the files without calling systemctl")
     u.set_defaults(func=uninstall)
 
@@ -121,6 +126,8 @@ def install(args: argparse.Namespace) -> int:
     avahi_path = Path(args.avahi_dir) / AVAHI_NAME
     _write(avahi_path, render_avahi_service(spec.port))
     print(f"wrote {avahi_path} (the page is announced on the LAN as an mDNS web service)")
+    if args.kiosk:
+        install_kiosk(spec, _home_of(args, spec.user))
     if not args.no_start:
         _systemctl("daemon-reload")
         _systemctl("enable", "--now", UNIT_NAME)
@@ -136,7 +143,7 @@ def uninstall(args: argparse.Namespace) -> int:
     if not args.no_stop:
         _systemctl("disable", "--now", UNIT_NAME)
     removed = 0
-    for path in (unit_path, Path(args.avahi_dir) / AVAHI_NAME):
+    for path in (unit_path, Path(args.avahi_dir) / AVAHI_NAME, *kiosk_paths(_home_of(args, args.user or default_user()))):
         try:
             path.unlink()
             print(f"removed {path}")
@@ -150,6 +157,41 @@ def uninstall(args: argparse.Namespace) -> int:
     if not removed:
         print("nothing to remove: the service was not installed")
     return 0
+
+
+def _home_of(args: argparse.Namespace, user: str) -> Path:
+    """The home directory whose desktop gets the kiosk autostart: ``--home``, else the user's."""
+    if args.home:
+        return Path(args.home).expanduser()
+    try:
+        return Path(pwd.getpwnam(user).pw_dir)
+    except KeyError:
+        raise ConfigError(f"--user {user!r}: no such user on this machine") from None
+
+
+def kiosk_paths(home: Path) -> tuple[Path, Path]:
+    """Where ``--kiosk`` writes: the autostart entry and the script it runs."""
+    from companion.kiosk import DESKTOP_NAME, SCRIPT_NAME
+
+    return home / ".config" / "autostart" / DESKTOP_NAME, home / ".local" / "bin" / SCRIPT_NAME
+
+
+def install_kiosk(spec: "ServiceSpec", home: Path) -> None:
+    """Write the autostart entry and its script into ``home``, owned by the service's user."""
+    from companion.kiosk import render_desktop_entry, render_script
+
+    desktop, script = kiosk_paths(home)
+    _write(script, render_script(spec.port))
+    script.chmod(0o755)
+    _write(desktop, render_desktop_entry(script))
+    if os.geteuid() == 0:
+        # Written through sudo: the files and the folders made for them belong to the user, not root.
+        entry = pwd.getpwnam(spec.user)
+        for path in (script, script.parent, desktop, desktop.parent):
+            os.chown(path, entry.pw_uid, entry.pw_gid)
+    print(f"wrote {desktop} and {script}: at login the desktop opens the table screen full screen")
+    if shutil.which("chromium-browser") is None and shutil.which("chromium") is None:
+        print("warning: Chromium is not installed here; on the Pi: sudo apt install chromium-browser")
 
 
 def _group_exists(name: str) -> bool:

@@ -13,7 +13,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from companion.games.base import Event, Player
 from companion.games.tap4 import ROUND_EVENTS, Tap4
-from companion.text import printable
+from companion.text import spreadsheet_cell
 
 log = logging.getLogger(__name__)
 
@@ -121,10 +121,7 @@ def player_stats(games: Iterable[tuple[Mapping[str, Any], Sequence[Mapping[str, 
     return sorted(result, key=lambda r: (r["name"].lower(), r["player"]))
 
 
-def _cell(text: str) -> str:
-    """A name made safe for spreadsheets: a leading = + - @ would start a formula; a lone surrogate becomes U+FFFD."""
-    text = printable(text)
-    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
+_cell = spreadsheet_cell  # one rule for every CSV the table writes
 
 
 def sheet_csv(view: Mapping[str, Any]) -> str:

@@ -76,3 +76,44 @@ def test_systemd_analyze_verify_accepts_the_unit(tmp_path: Path) -> None:
     # verify prints problems about *this* unit prefixed with its path; other units' noise is not ours.
     ours = [line for line in (result.stdout + result.stderr).splitlines() if "tabletop.service" in line]
     assert ours == [], ours
+
+
+def test_kiosk_autostarts_the_screen_in_chromium_kiosk_mode_and_uninstall_removes_it(tmp_path: Path, capsys) -> None:
+    home = tmp_path / "home"
+    assert install(tmp_path, "--kiosk", "--home", str(home), "--port", "8091") == 0
+    desktop = home / ".config" / "autostart" / "tabletop-screen.desktop"
+    script = home / ".local" / "bin" / "tabletop-screen"
+    entry = desktop.read_text()
+    assert "[Desktop Entry]\nType=Application\n" in entry.replace("# Written by `tabletop install-service --kiosk`; removed by `tabletop uninstall-service`.\n", "")
+    assert f"Exec={script}\n" in entry
+    text = script.read_text()
+    assert script.stat().st_mode & 0o777 == 0o755 and text.startswith("#!/bin/sh\n")
+    assert "url=http://localhost:8091/screen\n" in text
+    for flag in ("--kiosk", "--noerrdialogs", "--autoplay-policy=no-user-gesture-required", "--disable-session-crashed-bubble"):
+        assert flag in text
+    # The script is valid shell, waits for the service and finds Chromium under either name.
+    assert subprocess.run(["sh", "-n", str(script)]).returncode == 0
+    assert "command -v chromium-browser || command -v chromium" in text
+    assert main(["uninstall-service", "--unit-dir", str(tmp_path / "units"), "--avahi-dir", str(tmp_path / "avahi"),
+                 "--home", str(home), "--no-stop"]) == 0
+    assert not desktop.exists() and not script.exists()
+
+
+def test_kiosk_script_waits_for_the_service_then_opens_the_screen(tmp_path: Path) -> None:
+    """Run the script with a stand-in curl (answers on the third try) and browser: the URL and flags it is given."""
+    from companion.kiosk import render_script
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "curl").write_text('#!/bin/sh\nn=$(cat "$0.count" 2>/dev/null || echo 0); n=$((n+1)); echo $n > "$0.count"; [ $n -ge 3 ]\n')
+    for name in ("chromium-browser", "chromium"):  # whichever the script finds first
+        (bin_dir / name).write_text('#!/bin/sh\necho "$@" > "$(dirname "$0")/opened"\n')
+    for tool in ("curl", "chromium-browser", "chromium"):
+        (bin_dir / tool).chmod(0o755)
+    script = tmp_path / "tabletop-screen"
+    script.write_text(render_script(8080).replace("sleep 1", "sleep 0"))
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin"}
+    assert subprocess.run(["sh", str(script)], env=env, timeout=30).returncode == 0
+    assert (bin_dir / "curl.count").read_text().strip() == "3"
+    opened = (bin_dir / "opened").read_text().split()
+    assert opened[0] == "--kiosk" and opened[-1] == "http://localhost:8080/screen"

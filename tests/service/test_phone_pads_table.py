@@ -175,7 +175,7 @@ def test_a_phone_calibrates_against_a_box_pad_slapped_with_it(tmp_path: Path) ->
 
 
 def test_a_phone_ends_a_tactile_turn_with_its_pad(phone_table: tuple[TableService, int]) -> None:
-    from tests.helpers.tactile import start_entered_game
+    from helpers.tactile import start_entered_game
 
     service, port = phone_table
     seat(service, ["Ann", "Bo"])

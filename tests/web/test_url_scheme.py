@@ -20,7 +20,7 @@ from companion.games import load_games
 from companion.service import TableService
 
 #: Paths a person opens in a browser (and what those pages embed): not part of the API.
-PAGES = {"/", "/screen", "/pads", "/pad", "/pin", "/calibrate", "/join.svg", "/static/<path:filename>"}
+PAGES = {"/", "/screen", "/pads", "/pad", "/pin", "/calibrate", "/history", "/join.svg", "/static/<path:filename>"}
 #: The one rule kept for old bookmarks and scripts: it only redirects.
 OLD_GAME_PATHS = "/games/<kind>/<path:rest>"
 

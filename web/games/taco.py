@@ -7,10 +7,13 @@ needs no PIN, like the rest of the table's history.
 
 from __future__ import annotations
 
-from flask import Blueprint, jsonify
+from typing import Any
+
+from flask import Blueprint, Response, jsonify
 from flask.typing import ResponseReturnValue
 
 from core.errors import NotFoundError
+from companion.games.taco_sheet import verdicts_csv
 from companion.games.taco_stats import taco_stats
 from web.games import api_prefix
 from web.helpers import current_service
@@ -27,14 +30,31 @@ def stats() -> ResponseReturnValue:
     return response
 
 
-@bp.get("/<int:game_id>/verdicts.json")
-def verdicts(game_id: int) -> ResponseReturnValue:
-    """Every verdict and overrule of one game (undone ones marked by the history), oldest first."""
+def _taco_game(game_id: int) -> dict[str, Any]:
+    """The summary of Taco game ``game_id``, or NotFoundError."""
     games = {g["game_id"]: g for g in current_service().past_games()}
     game = games.get(game_id)
     if game is None or game.get("kind") != "taco":
         raise NotFoundError(f"there is no Taco Hat Cake Gift Pizza game {game_id}; GET /api/games/taco/stats.json for all games")
+    return game
+
+
+@bp.get("/<int:game_id>/verdicts.json")
+def verdicts(game_id: int) -> ResponseReturnValue:
+    """Every verdict and overrule of one game (undone ones marked by the history), oldest first."""
+    game = _taco_game(game_id)
     events = [e for e in current_service().history(game_id) if e["type"] in ("verdict", "overruled")]
     response = jsonify(game=game, events=events)
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@bp.get("/<int:game_id>/verdicts.csv")
+def verdicts_csv_download(game_id: int) -> ResponseReturnValue:
+    """One game's verdicts as a spreadsheet table: a row per verdict, a reaction column per player."""
+    game = _taco_game(game_id)
+    body = verdicts_csv(game.get("players", []), current_service().history(game_id))
+    response = Response(body, mimetype="text/csv")
+    response.headers["Content-Disposition"] = f'attachment; filename="taco-game-{game_id}-verdicts.csv"'
     response.headers["Cache-Control"] = "no-store"
     return response

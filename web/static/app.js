@@ -21,6 +21,15 @@
  *                                 /api/session, false after a PIN refusal);
  *                                 null while unknown.
  * Tabletop.onTrust(fn)            fn(trusted) whenever that changes.
+ * Tabletop.onState(fn) / onLog(fn) fn(state) / fn(event) for every message of the
+ *                                 page's live stream (extras such as results.js
+ *                                 listen without opening a second stream); a state
+ *                                 listener added after the first state gets the
+ *                                 latest one at once.
+ * Tabletop.askPin                 set by pin-prompt.js: asks for the PIN in place
+ *                                 and resolves once this phone is trusted again.
+ *                                 A change refused for want of the PIN is then
+ *                                 sent again, so nothing typed is lost.
  */
 (function () {
   "use strict";
@@ -35,11 +44,15 @@
   function toast(message, kind) {
     var box = document.getElementById("toasts");
     if (!box) { return; }
+    // The same message again only renews its toast, and at most three stay: toasts must not pile up.
+    Array.prototype.slice.call(box.children).forEach(function (old) { if (old.textContent === message) { old.remove(); } });
+    while (box.children.length >= 3) { box.firstChild.remove(); }
     var t = document.createElement("div");
     t.className = "toast " + (kind || "error");
     t.textContent = message;
+    t.addEventListener("click", function () { t.remove(); });  // tap to dismiss
     box.appendChild(t);
-    setTimeout(function () { t.remove(); }, kind === "info" ? 2500 : 6000);
+    setTimeout(function () { t.remove(); }, kind === "info" ? 2500 : 5000);
   }
 
   function post(url, body) {
@@ -52,8 +65,14 @@
       return response.json().catch(function () { return {}; }).then(function (data) {
         if (!response.ok) {
           var message = data.error || ("request failed (" + response.status + ")");
+          var needsPin = response.status === 403 && /PIN/.test(message);
+          if (needsPin && window.Tabletop.askPin && url !== "/api/pin" && (window.Tabletop.trusted || lapsed)) {
+            // The trust ran out (a restart with a new PIN): ask in place, then send it again.
+            setTrusted(false);
+            return window.Tabletop.askPin().then(function () { return post(url, body); });
+          }
           toast(message, "error");
-          if (response.status === 403 && /PIN/.test(message)) {
+          if (needsPin) {
             // The trust ran out (or the PIN changed): hide the controls again.
             setTrusted(false);
             showPinLink();
@@ -83,10 +102,15 @@
   // shows; this only decides which controls are worth drawing.
   var trustListeners = [];
   var initialTrust = meta("trusted");
+  // Trust this page had and lost (a restart with a new PIN, every phone forgotten): the
+  // game UI keeps its controls and what was typed, and the next change asks for the PIN.
+  var lapsed = false;
 
   function setTrusted(value) {
     if (window.Tabletop.trusted === value) { return; }
+    lapsed = value === false && (window.Tabletop.trusted === true || lapsed);
     window.Tabletop.trusted = value;
+    window.Tabletop.trustLapsed = lapsed;
     trustListeners.forEach(function (fn) {
       try { fn(value); } catch (err) { console.error(err); }
     });
@@ -106,6 +130,17 @@
     post: post,
     toast: toast
   };
+
+  /* ---- listeners of the page's one live stream -------------------------- */
+  var stateListeners = [];
+  var logListeners = [];
+  var lastState = null;  // a listener that registers late (its script loaded after the first state) starts from it
+
+  function notify(list, value) {
+    list.forEach(function (fn) {
+      try { fn(value); } catch (err) { console.error(err); }
+    });
+  }
 
   /* ---- live stream ------------------------------------------------------ */
   function setStatus(text, cls) {
@@ -127,16 +162,23 @@
       var url = "/api/events" + (lastId !== null ? "?after=" + encodeURIComponent(lastId) : "");
       source = new EventSource(url);
       setStatus("connecting…", "conn-connecting");
-      source.onopen = function () { retryMs = 3000; setStatus("live", "conn-live"); };
+      source.onopen = function () {
+        retryMs = 3000;
+        setStatus("live", "conn-live");
+        // A stream that opens again may follow a restart with a new PIN: learn at once whether we are still trusted.
+        checkSession();
+      };
       source.addEventListener("state", function (e) {
         setStatus("live", "conn-live");
-        try { onState(JSON.parse(e.data)); } catch (err) { console.error(err); }
+        var state;
+        try { state = JSON.parse(e.data); onState(state); } catch (err) { console.error(err); }
+        if (state) { lastState = state; notify(stateListeners, state); }
       });
       source.addEventListener("log", function (e) {
         if (e.lastEventId) { lastId = e.lastEventId; }
-        if (onLog) {
-          try { onLog(JSON.parse(e.data)); } catch (err) { console.error(err); }
-        }
+        var event;
+        try { event = JSON.parse(e.data); if (onLog) { onLog(event); } } catch (err) { console.error(err); }
+        if (event) { notify(logListeners, event); }
       });
       source.onerror = function () {
         if (source.readyState === EventSource.CLOSED) {
@@ -203,7 +245,7 @@
     var ui = window.TabletopGames[game.kind];
     if (ui && typeof ui[mode] === "function") {
       try {
-        if (mode === "phone") { ui.phone(el, state, window.Tabletop.trusted ? api : null); } else { ui.screen(el, state); }
+        if (mode === "phone") { ui.phone(el, state, window.Tabletop.trusted || lapsed ? api : null); } else { ui.screen(el, state); }
       } catch (err) {
         console.error(err);
         fallback(el, state);
@@ -287,6 +329,14 @@
   window.Tabletop = {
     trusted: initialTrust === "1" ? true : initialTrust === "0" ? false : null,
     onTrust: onTrust,
+    setTrusted: setTrusted,
+    trustLapsed: false,
+    askPin: null,
+    onState: function (fn) {
+      stateListeners.push(fn);
+      if (lastState) { notify([fn], lastState); }
+    },
+    onLog: function (fn) { logListeners.push(fn); },
     h: h,
     isLight: isLight,
     api: api,

@@ -82,12 +82,16 @@
       if (!trusted) { list.appendChild(readOnlyPlayer(p)); return; }
       var li = T.el("li", { "class": "player", "data-player": p.id });
       var colour = T.el("input", { type: "color", value: p.colour || "#888888", "aria-label": "colour of " + p.name, "class": "player-colour" });
-      colour.addEventListener("change", function () { api.command("update_player", { player: p.id, colour: colour.value }); });
+      // A refused change (the toast says why) puts the field back as the table has it.
+      colour.addEventListener("change", function () {
+        api.command("update_player", { player: p.id, colour: colour.value }).catch(function () { colour.value = p.colour || "#888888"; });
+      });
       var name = nameField(p);
       var pad = T.el("select", { "aria-label": "pad of " + p.name, "class": "player-pad" });
       padOptions(pad, state, p.pad);
       pad.addEventListener("change", function () {
-        api.command("update_player", { player: p.id, pad: pad.value ? parseInt(pad.value, 10) : null });
+        api.command("update_player", { player: p.id, pad: pad.value ? parseInt(pad.value, 10) : null })
+          .catch(function () { pad.value = p.pad ? String(p.pad) : ""; });
       });
       var up = T.el("button", { type: "button", "class": "icon move-up", "aria-label": "move " + p.name + " up" }, "▲");
       up.disabled = index === 0;
@@ -97,7 +101,13 @@
       down.addEventListener("click", function () { move(players, index, 1); });
       var remove = T.el("button", { type: "button", "class": "icon danger remove", "aria-label": "remove " + p.name }, "✕");
       remove.addEventListener("click", function () {
-        if (window.confirm("Remove " + p.name + " from the table?")) { api.command("remove_player", { player: p.id }); }
+        var game = T.latestState && T.latestState.game;
+        if (game && !game.outcome && (game.players || []).indexOf(p.id) >= 0) {
+          // The table refuses it anyway: say so before asking to confirm something that cannot happen.
+          api.toast(p.name + " is playing " + game.title + "; end the game first", "error");
+          return;
+        }
+        if (window.confirm("Remove " + p.name + " from the table?")) { api.command("remove_player", { player: p.id }).catch(function () {}); }
       });
       [colour, name, pad, up, down, remove].forEach(function (e) { li.appendChild(e); });
       list.appendChild(li);
@@ -335,7 +345,7 @@
     var id = state.game ? state.game.game_id : null;
     if (gamesSeen === id) { return; }
     gamesSeen = id;
-    fetch("/api/games", { credentials: "same-origin" }).then(function (r) { return r.json(); }).then(function (data) {
+    fetch("/api/history", { credentials: "same-origin" }).then(function (r) { return r.json(); }).then(function (data) {
       var list = $("past-games");
       list.innerHTML = "";
       var games = data.games || [];
@@ -344,9 +354,15 @@
         var li = T.el("li");
         li.appendChild(T.el("span", { "class": "past-title" }, g.title));
         li.appendChild(T.el("span", { "class": "past-when" }, when(g.started, g.ended)));
+        // Who played and who won, not only the files.
+        li.appendChild(T.el("span", { "class": "past-who" }, g.players.join(", ") +
+          (g.winners.length ? " · won by " + g.winners.join(" and ") : g.ended ? " · nobody won" : "")));
         var links = T.el("span", { "class": "past-links" });
         links.appendChild(T.el("a", { href: "/api/games/" + g.game_id + "/export.json", "aria-label": g.title + " as JSON" }, "JSON"));
-        links.appendChild(T.el("a", { href: "/api/games/" + g.game_id + "/export.csv", "aria-label": g.title + " as CSV" }, "CSV"));
+        // The CSV a spreadsheet opens as a table where the game has one (Taco's verdicts, Tap 4's sheet).
+        var csv = g.kind === "taco" ? "/api/games/taco/" + g.game_id + "/verdicts.csv"
+          : g.kind === "tap4" ? "/api/games/tap4/" + g.game_id + "/sheet.csv" : "/api/games/" + g.game_id + "/export.csv";
+        links.appendChild(T.el("a", { href: csv, "aria-label": g.title + " as CSV" }, "CSV"));
         li.appendChild(links);
         list.appendChild(li);
       });

@@ -38,7 +38,7 @@
     if (!top) { return h("div", { "class": "tc-card empty", "data-taco": "card" }, "no card"); }
     var face = FACES[top.card] || { emoji: "?", colour: "#444" };
     var card = h("div", { "class": "tc-card" + (due ? " due" : ""), "data-taco": "card", "data-card": top.card }, [
-      h("span", { "class": "emoji", "aria-hidden": "true" }, face.emoji), h("span", {}, top.card)
+      window.Tabletop.icon(top.card), h("span", {}, top.card)
     ]);
     card.style.background = face.colour;
     return card;
@@ -94,8 +94,9 @@
       bar.style.background = colourOf(state, e.player);
       rows.push(h("div", { "class": "tc-row" + (e.player === holder ? " taker" : ""), "data-player": e.player, "data-place": e.place }, [
         h("span", {}, String(e.place)), h("span", { "class": "name" }, nameOf(state, e.player)),
-        h("div", {}, bar),
-        h("span", { "class": "t" }, (e.flinch ? "flinch " : "") + fmtMs(e.after_ms) +
+        // A flinch row says what happened ("slapped 28 ms after the card: false start"), not "flinch 0.0 ms".
+        h("div", {}, e.flinch ? h("span", { "class": "tc-flinch-why", "data-taco": "flinch-why" }, window.Tabletop.flinchWords(e.flinch)) : bar),
+        h("span", { "class": "t" }, e.flinch ? "" : fmtMs(e.after_ms) +
           (e.margin_ms !== null && e.margin_ms !== undefined ? " (+" + fmtMs(e.margin_ms) + ")" : ""))
       ]));
     });
@@ -204,7 +205,7 @@
       blocks.push(h("h3", {}, "Caller: tap the card just flipped"));
       blocks.push(h("div", { "class": "tc-caller", "data-taco": "caller" }, view.cards.map(function (c) {
         var b = h("button", { type: "button", "data-card": c, "aria-label": "flipped " + c,
-          onclick: function () { run(api, "card_flipped", { card: c }); } }, [h("span", { "class": "emoji" }, FACES[c].emoji), c]);
+          onclick: function () { run(api, "card_flipped", { card: c }); } }, [window.Tabletop.icon(c), c]);
         b.style.background = FACES[c].colour;
         return b;
       })));

@@ -111,7 +111,7 @@
           " · home " + p.home + " · scores on " + p.score_tiles.join("/") + " · scored " ,
           h("span", { "data-tt": "scored" }, String(p.scored)),
           p.eliminated ? " · eliminated" : "", p.ally ? " · ally " + tablePlayer(state, p.ally).name : "",
-          " · ", h("span", { "data-tt": "clock", title: "time on finished turns" }, [h("span", { "class": "emoji", "aria-hidden": "true" }, "⏱ "), clock(p.turn_time_s)])]),
+          " · ", h("span", { "data-tt": "clock", title: "time on finished turns" }, [window.Tabletop.icon("clock"), " ", clock(p.turn_time_s)])]),
         h("div", { "class": "tt-res", "data-tt": "resources" }, COLOURS.map(function (c) {
           return h("span", { "data-colour": c }, SHAPE[c] + " " + c + " " + p.resources[c]);
         })),

@@ -64,6 +64,8 @@
         ? h("th", { scope: "row" }, h("button", { type: "button", "class": "t4-edit", "data-round": r.round,
             "aria-label": "correct round " + r.round, onclick: function () { onEdit(r.round); } }, r.round + " ✎"))
         : h("th", { scope: "row" }, String(r.round));
+      // A corrected round is marked where everyone sees it, not only in a tooltip.
+      if (r.edits) { first.appendChild(h("span", { "class": "t4-edited", "data-t4": "edited" }, "corrected")); }
       return h("tr", { "data-round": r.round, title: r.edits ? "corrected " + r.edits + "× (last by " + (r.edited_by || "?") + ")" : null },
         [first].concat(view.players.map(function (p, i) {
           return h("td", { "class": r.out === p.id ? "out" : null, "data-player": p.id }, [
@@ -77,7 +79,8 @@
         return h("td", { "data-player": p.id, "class": leaders.indexOf(p.id) >= 0 ? "leader t4-total-cell" : "t4-total-cell" }, String(p.total));
       }))),
       h("tr", { "data-t4": "to-target" }, [h("th", { scope: "row" }, "To " + view.target)].concat(view.players.map(function (p) {
-        return h("td", { "data-player": p.id }, String(p.to_target));
+        // Past the target nothing is left to go: 0, never a negative number.
+        return h("td", { "data-player": p.id }, String(Math.max(0, p.to_target)));
       }))),
       h("tr", { "data-t4": "places" }, [h("th", { scope: "row" }, "Place")].concat(view.players.map(function (p) {
         return h("td", { "data-player": p.id }, view.rounds.length ? String(p.place) : "–");
@@ -91,8 +94,9 @@
   function finalStandings(view, outcome) {
     if (!view.over || !outcome) { return null; }
     return h("ol", { "class": "t4-final", "data-t4": "standings" }, view.standings.map(function (s) {
-      return h("li", { "class": outcome.winners.indexOf(s.player) >= 0 ? "win" : null },
-        "#" + s.place + " " + nameOf(view, s.player) + " – " + s.total);
+      // The list numbers itself with the place (shared places: 1, 1, 3), so no second number in the text.
+      return h("li", { value: s.place, "class": outcome.winners.indexOf(s.player) >= 0 ? "win" : null },
+        nameOf(view, s.player) + " – " + s.total);
     }));
   }
 
@@ -165,6 +169,7 @@
       var pressed = name === "out" ? form.out === p.id : form.out !== p.id && form.modes[p.id] === name;
       return h("button", { type: "button", "aria-pressed": pressed ? "true" : "false", "data-mode": name,
         onclick: function () {
+          form.dirty = true;
           if (name === "out") { form.out = form.out === p.id ? null : p.id; }
           else { if (form.out === p.id) { form.out = null; } form.modes[p.id] = name; }
           refresh();
@@ -180,13 +185,13 @@
       block.appendChild(h("div", { "class": "t4-cards" }, KEYS.map(function (k) {
         return h("label", { "class": POINTS[k] >= 20 ? "special" : null }, [
           h("span", {}, cardLabel(k) + (POINTS[k] >= 20 ? " (" + POINTS[k] + ")" : "")),
-          numberInput(form.cards[p.id][k] || "", p.name + " " + cardLabel(k), function (v) { form.cards[p.id][k] = v; showPoints(); })
+          numberInput(form.cards[p.id][k] || "", p.name + " " + cardLabel(k), function (v) { form.cards[p.id][k] = v; form.dirty = true; showPoints(); })
         ]);
       })));
     } else {
       block.appendChild(h("label", { "class": "t4-total" }, [
         h("span", { "class": "t4-setup" }, "Quick total"),
-        numberInput(form.totals[p.id], p.name + " total", function (v) { form.totals[p.id] = v; showPoints(); })
+        numberInput(form.totals[p.id], p.name + " total", function (v) { form.totals[p.id] = v; form.dirty = true; showPoints(); })
       ]));
     }
     showPoints();
@@ -212,6 +217,7 @@
     panel.appendChild(list);
     var save = h("button", { type: "button", "class": "primary", "data-t4": "save", onclick: function () {
       save.disabled = true;
+      form.sending = true;  // its own round coming back on the live stream is no surprise
       var name = form.editing ? "edit_round" : "enter_round";
       var args = { entries: entriesOf(view, form) };
       if (form.editing) { args.round = form.editing; }
@@ -220,7 +226,7 @@
         ui.form = null;
         ui.entryKey = null;
         if (ui.last) { render(ui, ui.last, api); }
-      }).catch(function () { save.disabled = false; });
+      }).catch(function () { save.disabled = false; form.sending = false; });
     } }, form.editing ? "Save correction" : "Save round " + view.next.round);
     var actions = h("div", { "class": "t4-actions" }, [save]);
     if (form.editing) {
@@ -312,7 +318,14 @@
 
     // The entry form survives live updates until its round is on the sheet.
     if (ui.form && ui.form.editing && ui.form.editing > view.rounds.length) { ui.form = null; }
-    if (ui.form && !ui.form.editing && (!view.next || ui.form.round !== view.next.round)) { ui.form = null; }
+    if (ui.form && !ui.form.editing && (!view.next || ui.form.round !== view.next.round)) {
+      // Another phone saved this round first: say so, rather than drop what was typed without a word.
+      if (ui.form.dirty && !ui.form.sending && api && api.toast) {
+        api.toast("Round " + ui.form.round + " was saved from another phone first, so what you typed was not sent. " +
+          "Check the sheet; tap the round number to correct it.", "error");
+      }
+      ui.form = null;
+    }
     if (!ui.form && view.next) { ui.form = freshForm(view, null); ui.form.round = view.next.round; }
     if (!api) { ui.form = null; }  // watching: nothing to enter
     var key = !ui.form ? "none" : (ui.form.editing ? "edit:" + ui.form.editing : "new:" + ui.form.round) + ":" +
