@@ -4,12 +4,11 @@ defaults, and no page that scrolls sideways (also with a long name and a game ru
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
-from helpers.browser import TEST_PIN, LiveServer, chromium, expect, phone, serve_all_games  # noqa: F401
+from helpers.browser import LiveServer, chromium, expect, phone, trusted_table_page  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -17,20 +16,8 @@ LONG_NAME = "Bartholomew-Maximilian"
 KINDS = ("taco", "tap4", "tactile", "tapeworm")
 
 
-@pytest.fixture
-def games_server(tmp_path: Path) -> Iterator[LiveServer]:
-    """A live server with the four real games and 4 simulated pads, no players yet."""
-    yield from serve_all_games(tmp_path / "data")
-
-
 def _trusted_table(phone: Any, server: LiveServer) -> Any:
-    page = phone.new_page()
-    page.goto(server.url + "/pin?next=/")
-    page.fill("#pin", TEST_PIN)
-    page.click(".pin-form button[type=submit]")
-    expect()(page.locator("#trust")).to_contain_text("Trusted phone")
-    expect()(page.locator("#conn")).to_have_text("live")
-    return page
+    return trusted_table_page(phone, server.url)
 
 
 def _sticking_out(page: Any) -> list[str]:

@@ -299,3 +299,12 @@ def enter_pin(page: Any, url: str, next_path: str = "/") -> None:
     page.goto(f"{url}/pin?next={next_path}")
     page.fill("#pin", TEST_PIN)
     page.click(".pin-form button[type=submit]")
+
+
+def trusted_table_page(phone: Any, url: str) -> Any:
+    """A new page on ``phone``: the PIN entered on the server at ``url``, then its table page, trusted and live."""
+    page = phone.new_page()
+    enter_pin(page, url)
+    expect()(page.locator("#trust")).to_contain_text("Trusted phone")
+    expect()(page.locator("#conn")).to_have_text("live")
+    return page
