@@ -12,7 +12,7 @@ from companion.service import TableService
 from hardware import protocol as p
 from hardware.emulator import PadBoxEmulator
 
-from helpers.browser import TEST_PIN, LiveServer, chromium, enter_pin, make_app, phone, start_live_server, wait_until  # noqa: F401
+from helpers.browser import TEST_PIN, LiveServer, chromium, enter_pin, forget_phone_from_another_tab, make_app, phone, start_live_server, wait_until  # noqa: F401
 from test_browser_trust import CONTROL_SELECTOR, VISIBLE_CONTROLS
 from helpers.calibration import box_service, rung_down, sim_service  # noqa: F401
 from helpers.padbox import emu, private_emulator_dir  # noqa: F401
@@ -94,12 +94,7 @@ def test_a_watcher_sees_the_meters_but_no_controls_until_the_pin(
 
     # Trust running out (another tab forgets the phone): the next slider move is refused
     # and the page goes back to watching, the box keeps its threshold.
-    other = phone.new_page()
-    other.goto(box_server.url + "/pin")
-    token = other.locator("input[name=csrf_token]").get_attribute("value")
-    status = other.evaluate("""t => fetch('/api/logout', {method: 'POST', credentials: 'same-origin',
-        headers: {'Content-Type': 'application/json', 'X-CSRF-Token': t}, body: '{}'}).then(r => r.status)""", token)
-    assert status == 200
+    forget_phone_from_another_tab(phone, box_server.url)
     page.locator("#th-slap-2").fill("420")
     # A phone that was trusted is asked for the PIN in place, in words for players (pin-prompt.js).
     expect()(page.locator("#pin-again")).to_contain_text("needs the table PIN again")

@@ -9,7 +9,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from helpers.browser import TEST_PIN, LiveServer, chromium, expect, phone, serve_all_games  # noqa: F401
+from helpers.browser import TEST_PIN, LiveServer, chromium, expect, forget_phone_from_another_tab, phone, serve_all_games  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -76,12 +76,7 @@ def test_a_phone_whose_trust_ends_goes_back_to_watching(games_server: LiveServer
     expect()(page.locator("li.player .player-name").first).to_be_visible()
 
     # Another tab of the same phone forgets it (as a PIN change or the 12 hours would).
-    other = phone.new_page()
-    other.goto(games_server.url + "/pin")
-    token = other.locator("input[name=csrf_token]").get_attribute("value")
-    status = other.evaluate("""t => fetch('/api/logout', {method: 'POST', credentials: 'same-origin',
-        headers: {'Content-Type': 'application/json', 'X-CSRF-Token': t}, body: '{}'}).then(r => r.status)""", token)
-    assert status == 200
+    forget_phone_from_another_tab(phone, games_server.url)
 
     # The next change is refused by the server, and the page stops offering changes.
     page.fill("#new-name", "Eve")

@@ -308,3 +308,13 @@ def trusted_table_page(phone: Any, url: str) -> Any:
     expect()(page.locator("#trust")).to_contain_text("Trusted phone")
     expect()(page.locator("#conn")).to_have_text("live")
     return page
+
+
+def forget_phone_from_another_tab(phone: Any, url: str) -> None:
+    """Another tab of the same phone logs it out (as a PIN change or the 12 hours would end its trust)."""
+    other = phone.new_page()
+    other.goto(url + "/pin")
+    token = other.locator("input[name=csrf_token]").get_attribute("value")
+    status = other.evaluate("""t => fetch('/api/logout', {method: 'POST', credentials: 'same-origin',
+        headers: {'Content-Type': 'application/json', 'X-CSRF-Token': t}, body: '{}'}).then(r => r.status)""", token)
+    assert status == 200
