@@ -127,16 +127,6 @@ def game_event(stored: Mapping[str, Any]) -> Event:
 MAX_SEED = 2**63 - 1
 
 
-def start_seed(args: Mapping[str, Any], drawn: int) -> int:
-    """The seed a game starts with: ``args["seed"]`` when given (replays, tests), else the table's random draw."""
-    seed = args.get("seed")
-    if seed is None:
-        return drawn
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise InputError(f"'seed' must be a whole number from 0 to {MAX_SEED}, got {seed!r}")
-    if not 0 <= seed <= MAX_SEED:
-        raise InputError(f"'seed' must be a whole number from 0 to {MAX_SEED}, got {seed}")
-    return seed
 
 
 
