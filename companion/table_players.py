@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any, Mapping
 
 from core.errors import InputError, NotFoundError, RuleError
@@ -18,7 +19,9 @@ PALETTE = ("#e4572e", "#29a3d6", "#f3c623", "#6ab04c", "#a55eea", "#ff7f50", "#2
 
 # The arguments the player commands share, declared once.
 NAME = ArgSpec("name", "str", hint=f"1 to {NAME_MAX} characters, unique at the table")
-PLAYER = ArgSpec("player", "player", nullable=True)
+#: A player named by id or name: the ``player`` argument, and each entry of ``order`` and ``players``.
+PLAYER_REF = ArgSpec("player", "player")
+PLAYER = replace(PLAYER_REF, nullable=True)
 
 
 def _colour_arg(nullable: bool) -> ArgSpec:
@@ -42,8 +45,7 @@ class TablePlayers:
 
     def player(self, ref: Any) -> Player:
         """The player named by id (int) or name (str, any case); NotFoundError if none."""
-        if isinstance(ref, bool) or not isinstance(ref, (int, str)):
-            raise InputError(f"'player' must be a player id or name, got {ref!r}")
+        PLAYER_REF.check({"player": ref}, self)
         for p in self.players:
             if p.id == ref or (isinstance(ref, str) and p.name.casefold() == ref.strip().casefold()):
                 return p

@@ -63,12 +63,11 @@ GAME_CASES: list[tuple[Any, str, dict[str, Any], str]] = [
     (tap4, "enter_round", {"entries": {"player": 1}}, "'entries' must be a list with one entry per player"),
     (tap4, "edit_round", {"round": 2, **ROUND}, "'round' must be a round number from 1 to 1, got 2"),
     (tap4, "edit_round", {"round": True, **ROUND}, "'round' must be a round number from 1 to 1, got True"),
-    (tap4, "choose_starter", {"player": None}, "'player' must be int, got None"),
+    (lambda: Tap4([Player(i, f"P{i}") for i in (1, 2)], {}), "choose_starter", {"player": None}, "'player' must be int, got None"),
     (tapeworm, "play", {"count": 41}, "'count' must be a whole number from 1 to 40, got 41"),
     (tapeworm, "cut", {"severed": 0}, "'severed' must be a whole number from 1 to 500, got 0"),
     (tapeworm, "swap", {"target": 2, "took": 1}, "'took' must be true or false, got 1"),
     (tapeworm, "ringworm", {"discard": 3}, "'discard' must be a whole number from 0 to 2, got 3"),
-    (tapeworm, "hatch", {}, "'target' is missing"),
     (tactile, "buy", {"slot": 7}, "'slot' must be a market slot from 1 to 6, got 7"),
     (tactile, "buy", {"slot": False}, "'slot' must be a market slot from 1 to 6, got False"),
     (tactile, "move", {"disc": ["1a"], "to": "c4"}, "'disc' must be one of 1a, 1b, 2a, 2b, got ['1a']"),
@@ -94,6 +93,8 @@ def test_a_bad_game_argument_is_refused_with_its_message_and_changes_nothing(mak
 def table() -> TableState:
     state = TableState(load_games(), pad_count=4)
     state.execute(Command("add_player", {"name": "Ann", "pad": 1}), AT)
+    state.execute(Command("add_player", {"name": "Cy"}), AT)
+    state.execute(Command("start_game", {"kind": "tap4"}), AT)
     return state
 
 
@@ -120,6 +121,12 @@ def test_a_bad_table_argument_is_refused_with_its_message_and_changes_nothing(na
         state.execute(Command(name, args), AT)
     assert str(info.value) == message
     assert state.view() == before
+
+
+def test_a_missing_argument_is_named_where_the_handler_once_said_no_such_value() -> None:
+    # Before the specs a Hatch without a target said "no player with id None".
+    with pytest.raises(InputError, match="^'target' is missing$"):
+        tapeworm().decide(Command("hatch", {}))
 
 
 def test_an_unknown_argument_is_named_before_any_value_is_checked() -> None:
