@@ -105,10 +105,6 @@ class CommandSpec:
         for spec in self.specs():
             spec.check(args, owner)
 
-    def arg(self, name: str) -> ArgSpec:
-        """The spec of argument ``name`` (a handler's cross-argument check raises its message)."""
-        return next(a for a in self.specs() if a.name == name)
-
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready for clients: ``args`` the names, ``arg_specs`` each one's type and range
         (left out when the command declares none: a game that lists only names checks them itself)."""

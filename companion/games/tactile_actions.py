@@ -103,7 +103,9 @@ SLOT = ArgSpec("slot", "int", min=1, max=MARKET_SIZE, message="'slot' must be a 
 def candidates_for(state: TactileState, name: str, args: Mapping[str, Any]) -> list[Action]:
     """The actions a command may mean, in order of preference (a free active card before a basic action).
 
-    InputError when an argument is malformed; legality is checked afterwards.
+    ``args`` were checked against the command's specs above (types, ranges, discs); what a
+    tile names is parsed here, and InputError says which argument a swap is missing.
+    Legality is checked afterwards.
     """
     if name in ("move", "push"):
         disc = args["disc"]
