@@ -36,7 +36,7 @@ from companion.table_events import (
     TABLE_EVENTS,
     ActiveGame,
     Draft,
-    MAX_SEED,
+    START_GAME_ARGS,
     History,
     as_stored,
     effective_events,
@@ -259,12 +259,7 @@ class TableState(TablePlayers, TableUndo):
         self.dirty = False
         return out
 
-    @command("start_game", "Start a game {kind, settings?, players?, seed?}", (
-        ArgSpec("kind", "str"),
-        ArgSpec("settings", "object", optional=True, nullable=True, default={}),
-        ArgSpec("players", "list", optional=True, nullable=True, hint="player ids or names; default: every player"),
-        ArgSpec("seed", "int", optional=True, nullable=True, min=0, max=MAX_SEED, hint="default: a random draw"),
-    ))
+    @command("start_game", "Start a game {kind, settings?, players?, seed?}", START_GAME_ARGS)
     def _cmd_start_game(self, cmd: Command) -> list[Draft]:
         args = cmd.args
         kind = args["kind"]
