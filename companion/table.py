@@ -28,7 +28,7 @@ from dataclasses import replace
 from typing import Any, Callable, Iterable, Mapping
 
 from core.errors import InputError, RuleError
-from companion.games.base import Command, Event, Game, Player, command, command_table, require
+from companion.games.base import ArgSpec, Command, Event, Game, Player, command, command_table
 from companion.table_events import (
     NEW_GAME,
     NewGame,
@@ -36,11 +36,11 @@ from companion.table_events import (
     TABLE_EVENTS,
     ActiveGame,
     Draft,
+    START_GAME_ARGS,
     History,
     as_stored,
     effective_events,
     game_event,
-    start_seed,
 )
 from companion.stored import stored_event
 from companion.table_players import PALETTE, TablePlayers
@@ -100,7 +100,7 @@ class TableState(TablePlayers, TableUndo):
             "min_players": cls.min_players,
             "max_players": cls.max_players,
             "uses_pads": cls.uses_pads,
-            "commands": [{"name": s.name, "summary": s.summary, "args": list(s.args)} for s in cls.command_specs],
+            "commands": [s.to_dict() for s in cls.command_specs],
             "settings": {**cls.default_settings(), **self.game_defaults.get(cls.kind, {})},
             "setting_specs": [spec.to_dict() for spec in cls.setting_specs],
         }
@@ -259,20 +259,18 @@ class TableState(TablePlayers, TableUndo):
         self.dirty = False
         return out
 
-    @command("start_game", "Start a game {kind, settings?, players?, seed?}", ("kind", "settings", "players", "seed"))
+    @command("start_game", "Start a game {kind, settings?, players?, seed?}", START_GAME_ARGS)
     def _cmd_start_game(self, cmd: Command) -> list[Draft]:
         args = cmd.args
-        kind = require(args, "kind", str)
+        kind = args["kind"]
         if kind not in self.games:
             raise InputError(f"no game '{kind}'; valid kinds: {', '.join(sorted(self.games)) or 'none installed'}")
-        seed = start_seed(args, cmd.seed)
+        seed = cmd.seed if args.get("seed") is None else args["seed"]  # given: replays, tests
         settings = args.get("settings") or {}
-        if not isinstance(settings, Mapping):
-            raise InputError(f"'settings' must be an object, got {settings!r}")
         if args.get("players") is None:
             players = list(self.players)
         else:
-            refs = require(args, "players", list)
+            refs = args["players"]
             chosen = [self.player(ref).id for ref in refs]
             if len(set(chosen)) != len(chosen):
                 raise InputError(f"'players' names a player twice: {refs!r}")
@@ -305,7 +303,10 @@ class TableState(TablePlayers, TableUndo):
         assert self.active is not None
         return Draft("game_ended", {"outcome": self.active.game.outcome(), "reason": reason}, self.active.game_id)
 
-    @command("undo", "Take back the last game event, or event {seq?}; undoing an undo is a redo", ("seq",))
+    @command("undo", "Take back the last game event, or event {seq?}; undoing an undo is a redo", (
+        ArgSpec("seq", "int", optional=True, nullable=True, message="'seq' must be an event number, got {value}",
+                hint="default: the last game event"),
+    ))
     def _cmd_undo(self, cmd: Command) -> list[Draft]:
         return self._decide_undo(cmd)
 

@@ -11,8 +11,8 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from core.errors import CompanionError, InputError
-from companion.games.base import Command, Event, Game, Player
+from core.errors import CompanionError
+from companion.games.base import ArgSpec, Command, Event, Game, Player
 
 log = logging.getLogger(__name__)
 
@@ -126,17 +126,15 @@ def game_event(stored: Mapping[str, Any]) -> Event:
 #: ``start_game``'s ``seed`` ranges over what the service draws (``random.getrandbits(63)``).
 MAX_SEED = 2**63 - 1
 
+#: ``start_game``'s arguments (whether the kind is installed is the command's check, the settings the game's).
+START_GAME_ARGS = (
+    ArgSpec("kind", "str"),
+    ArgSpec("settings", "object", optional=True, nullable=True, default={}),
+    ArgSpec("players", "list", optional=True, nullable=True, hint="player ids or names; default: every player"),
+    ArgSpec("seed", "int", optional=True, nullable=True, min=0, max=MAX_SEED, hint="default: a random draw"),
+)
 
-def start_seed(args: Mapping[str, Any], drawn: int) -> int:
-    """The seed a game starts with: ``args["seed"]`` when given (replays, tests), else the table's random draw."""
-    seed = args.get("seed")
-    if seed is None:
-        return drawn
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise InputError(f"'seed' must be a whole number from 0 to {MAX_SEED}, got {seed!r}")
-    if not 0 <= seed <= MAX_SEED:
-        raise InputError(f"'seed' must be a whole number from 0 to {MAX_SEED}, got {seed}")
-    return seed
+
 
 
 
@@ -146,11 +144,4 @@ def as_stored(draft: Draft) -> dict[str, Any]:
         return json.loads(json.dumps(draft.data, allow_nan=False))
     except (TypeError, ValueError) as exc:
         raise TypeError(f"event '{draft.type}' has data that cannot be stored as JSON: {exc}") from None
-
-
-def require_present(args: Mapping[str, Any], key: str) -> Any:
-    """``args[key]``, or InputError saying it is missing."""
-    if key not in args or args[key] is None:
-        raise InputError(f"'{key}' is missing")
-    return args[key]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from core.errors import CompanionError, InputError, NotFoundError, RuleError
+from core.errors import CompanionError, NotFoundError, RuleError
 from companion.games.base import Command
 from companion.table_events import TABLE_EVENTS, ActiveGame, Draft, History, effective_events, game_event, step_of
 
@@ -31,8 +31,6 @@ class TableUndo:
                 raise RuleError(f"nothing to undo in {a.title}")
             target = kept[-1]
         else:
-            if isinstance(target_seq, bool) or not isinstance(target_seq, int):
-                raise InputError(f"'seq' must be an event number, got {target_seq!r}")
             found = next((e for e in events if e["seq"] == target_seq), None)
             if found is None:
                 raise NotFoundError(f"event {target_seq} is not part of the running game ({a.title}, game {a.game_id})")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from companion.games.base import Game
 
 #: The game kit itself (companion/games/base.py and its parts): no game in them.
-KIT_MODULES = ("base", "outcome", "settings")
+KIT_MODULES = ("args", "base", "outcome", "settings")
 #: kind -> Game class; filled by ``register``.
 GAMES: dict[str, type[Game]] = {}
 

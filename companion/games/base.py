@@ -21,6 +21,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
+from companion.games.args import ARG_TYPES, ArgSpec, Bound, arg_specs, setting
 from companion.games.outcome import Outcome, Termination
 from companion.games.settings import SETTING_TYPES, SettingSpec
 from core.checks import whole_number
@@ -30,9 +31,10 @@ from core.hits import PadHit
 
 #: The game kit: everything a game module needs, importable from here.
 __all__ = [
-    "SETTING_TYPES", "Command", "CommandSpec", "CommandTable", "Event", "Game", "Handler", "Outcome", "Player",
+    "ARG_TYPES", "SETTING_TYPES", "ArgSpec", "Bound",
+    "Command", "CommandSpec", "CommandTable", "Event", "Game", "Handler", "Outcome", "Player",
     "SettingSpec", "Termination", "command", "command_table", "player_on_pad", "refuse_unknown_args", "require",
-    "require_int",
+    "require_int", "setting",
 ]
 
 
@@ -82,20 +84,44 @@ class CommandSpec:
 
     ``args`` names every argument the command takes: :func:`check_command`
     refuses any other by name, so a script's typo is a clear 400 instead of a
-    silently ignored argument.
+    silently ignored argument. ``arg_specs`` declares each one's type and range
+    (:class:`ArgSpec`), checked once before the command's method runs; a name
+    without a spec is an optional argument its method checks itself.
     """
 
     name: str
     summary: str
     args: tuple[str, ...] = ()
+    arg_specs: tuple[ArgSpec, ...] = ()
+
+    def specs(self) -> tuple[ArgSpec, ...]:
+        """A spec for every argument, in declaration order."""
+        declared = {a.name: a for a in self.arg_specs}
+        return tuple(declared.get(name) or ArgSpec(name, optional=True) for name in self.args)
+
+    def check_args(self, args: Mapping[str, Any], owner: Any) -> None:
+        """InputError naming an argument the command does not take, or the first missing or bad one."""
+        refuse_unknown_args(self.name, args, self.args)
+        for spec in self.specs():
+            spec.check(args, owner)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready for clients: ``args`` the names, ``arg_specs`` each one's type and range
+        (left out when the command declares none: a game that lists only names checks them itself)."""
+        out: dict[str, Any] = {"name": self.name, "summary": self.summary, "args": list(self.args)}
+        if self.arg_specs:
+            out["arg_specs"] = [a.to_dict() for a in self.specs()]
+        return out
 
 
 #: A command handler: a method taking the command, returning what it decided.
 Handler = Callable[[Any, Command], Any]
 
 
-def command(name: str, summary: str, args: Iterable[str] = ()) -> Callable[[Handler], Handler]:
+def command(name: str, summary: str, args: Iterable[ArgSpec | str] = ()) -> Callable[[Handler], Handler]:
     """Method decorator: declare the command ``name`` with its arguments; the method decides it.
+
+    Each argument is an :class:`ArgSpec` (or a bare name: optional, checked by the method).
 
     Every game and the table itself declare their commands this way; the
     class's :class:`CommandTable` (built by :func:`command_table`) validates a
@@ -103,7 +129,8 @@ def command(name: str, summary: str, args: Iterable[str] = ()) -> Callable[[Hand
     one method, several commands share it (it reads ``command.name``); they are
     listed top to bottom.
     """
-    spec = CommandSpec(name, summary, tuple(args))
+    specs = arg_specs(list(args))
+    spec = CommandSpec(name, summary, tuple(a.name for a in specs), specs)
 
     def mark(method: Handler) -> Handler:
         # Decorators apply bottom-up: put this one first so the list reads as written.
@@ -125,17 +152,21 @@ class CommandTable:
         """The name of every declared command."""
         return frozenset(spec.name for spec in self.specs)
 
-    def check(self, cmd: Command) -> CommandSpec:
-        """The spec of ``cmd``, or InputError naming an unknown command or an argument it does not take."""
+    def check(self, cmd: Command, target: Any = None) -> CommandSpec:
+        """The spec of ``cmd``, or InputError naming an unknown command, an argument it does not take,
+        or a missing or bad argument (its :class:`ArgSpec`; a :class:`Bound` is read from ``target``)."""
         spec = next((s for s in self.specs if s.name == cmd.name), None)
         if spec is None:
             raise InputError(f"{self.owner} has no command '{cmd.name}'; commands: {', '.join(sorted(self.names()))}")
-        refuse_unknown_args(cmd.name, cmd.args, spec.args)
+        if target is None:
+            refuse_unknown_args(cmd.name, cmd.args, spec.args)
+        else:
+            spec.check_args(cmd.args, target)
         return spec
 
     def route(self, target: Any, cmd: Command) -> Any:
-        """Check ``cmd`` once, then hand it to the method that declared it."""
-        spec = self.check(cmd)
+        """Check ``cmd`` and its arguments once, then hand it to the method that declared it."""
+        spec = self.check(cmd, target)
         return self.handlers[spec.name](target, cmd)
 
 
@@ -221,16 +252,21 @@ class Game(ABC):
     def decide(self, command: Command) -> list[Event]:
         """Events caused by ``command``, or RuleError/InputError with the reason. Never mutates.
 
-        Checks the command's name and arguments once against its :func:`command`
-        declaration, asks :meth:`before_command`, then hands it to the method that declared it.
+        Checks the command's name and argument names against its :func:`command`
+        declaration, asks :meth:`before_command` (may any command, or this one, run now), checks
+        the arguments once against their :class:`ArgSpec` (a :class:`Bound` read from this game),
+        then hands the command to the method that declared it.
         """
         spec = self._commands.check(command)
         self.before_command(command)
+        spec.check_args(command.args, self)
         result: list[Event] = self._commands.handlers[spec.name](self, command)
         return result
 
     def before_command(self, command: Command) -> None:
-        """Raise RuleError when no command may run now (the cards are not dealt). Default: always may."""
+        """Raise RuleError when no command (or not this one) may run now: the cards are not dealt, there
+        is no round to edit yet. Runs before the arguments are checked, so a range bound to the state
+        (:class:`Bound`) is never empty. Default: always may."""
 
     # ----- legal moves as data ---------------------------------------------
     def candidate_commands(self) -> Iterable[Command]:

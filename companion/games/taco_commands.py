@@ -1,7 +1,8 @@
 """Taco Hat Cake Gift Pizza: the commands a person sends (caller taps, penalties, overrules, pause).
 
-Each is declared with :func:`~companion.games.base.command`; the base class
-checks its arguments' names once and routes it here.
+Each is declared with :func:`~companion.games.base.command` and its arguments'
+specs; the base class checks them once and routes the command here. Whether a
+player id is one of this game's players stays here (``self.player``).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from core.errors import InputError, RuleError
-from companion.games.base import Command, Event, command, require, require_int
+from companion.games.base import ArgSpec, Bound, Command, Event, command
 from companion.games.taco_cards import (
     CARDS,
     is_due,
@@ -18,6 +19,9 @@ from companion.games.taco_cards import (
 from companion.games.taco_view import TacoView
 
 PENALTY_REASONS = ("gesture", "peek", "pace", "other")
+
+#: A player's id in this game (whether it is one is the handler's check).
+PLAYER = ArgSpec("player", "int", hint="a player id")
 
 
 class TacoCommands(TacoView):
@@ -30,11 +34,14 @@ class TacoCommands(TacoView):
         return {"at_us": at_us, "remaining_us": remaining, "reason": reason}
 
     def before_command(self, command: Command) -> None:
-        """Nothing before the deal; after a win only an overrule may change the outcome."""
+        """Nothing before the deal; after a win only an overrule may change the outcome; no overrule before a verdict."""
         if not self.started:
             raise RuleError("the cards are not dealt yet")
         if self.winner is not None and command.name != "overrule":
             raise RuleError(f"the game is over: player #{self.winner} won; only an overrule can change it")
+        if command.name == "overrule" and not self.verdicts:
+            # Before the arguments are checked: 'verdict' ranges over the verdicts so far.
+            raise RuleError("there is no verdict to overrule yet")
 
     def candidate_commands(self) -> Iterable[Command]:
         """Pause, resume, and a penalty on each player for each fault (a flipped card is seen, not listed)."""
@@ -42,20 +49,19 @@ class TacoCommands(TacoView):
         out += [Command("penalty", {"player": pid, "reason": reason}) for pid in self.seats for reason in PENALTY_REASONS]
         return out
 
-    @command("card_flipped", "Caller view (physical play): record the card just flipped {card, player?}", ("card", "player"))
+    @command("card_flipped", "Caller view (physical play): record the card just flipped {card, player?}",
+             (ArgSpec("card", "str", choices=CARDS), ArgSpec("player", "int", optional=True, hint="who flipped it")))
     def _decide_card_flipped(self, command: Command) -> list[Event]:
         if self.digital:
             raise RuleError("in digital play the companion flips the cards; card_flipped is for physical play")
         if self.paused:
             raise RuleError("play is paused; resume first")
-        card = require(command.args, "card", str)
-        if card not in CARDS:
-            raise InputError(f"'card' must be one of {', '.join(CARDS)}, got {card!r}")
+        card = command.args["card"]
         seat = self.beat_seat if self.beat_seat is not None else self.round_first
         assert seat is not None
         skipped: list[int] = []
         if "player" in command.args:
-            player = self.player(require(command.args, "player", int)).id
+            player = self.player(command.args["player"]).id
             if self.known[player] and not self.piles[player]:
                 raise RuleError(f"player #{player} has no cards by the referee's count; correct it with set_pile first")
             while seat != player:  # the beats in between passed
@@ -85,12 +91,11 @@ class TacoCommands(TacoView):
             )
         ]
 
-    @command("penalty", "A player takes the pile for a gesture, peek or pace fault {player, reason}", ("player", "reason"))
+    @command("penalty", "A player takes the pile for a gesture, peek or pace fault {player, reason}",
+             (PLAYER, ArgSpec("reason", "choice", optional=True, choices=PENALTY_REASONS, default="other")))
     def _decide_penalty(self, command: Command) -> list[Event]:
-        player = self.player(require(command.args, "player", int)).id
+        player = self.player(command.args["player"]).id
         reason = command.args.get("reason", "other")
-        if reason not in PENALTY_REASONS:
-            raise InputError(f"'reason' must be one of {', '.join(PENALTY_REASONS)}, got {reason!r}")
         text = {"gesture": "wrong gesture", "peek": "peeked", "pace": "lost the pace", "other": "penalty"}[reason]
         if self.digital and self.window is None and not self.central:
             # The pile already went to someone (the fault is seen after the slap): it goes to the offender.
@@ -114,22 +119,23 @@ class TacoCommands(TacoView):
         }
         return [self._verdict_event(judged, command.at_us)]
 
-    @command("overrule", "Change a verdict {verdict?, taker? | cancel_flinch? | winner?}",
-             ("verdict", "taker", "cancel_flinch", "winner"))
+    @command("overrule", "Change a verdict {verdict?, taker? | cancel_flinch? | winner?}", (
+        ArgSpec("verdict", "int", optional=True, min=1, max=Bound(lambda game: len(game.verdicts), "the number of verdicts so far"),
+                message="'verdict' must be a verdict number from 1 to {hi}, got {value}", hint="default: the latest"),
+        ArgSpec("taker", "int", optional=True, hint="a player id"),
+        ArgSpec("cancel_flinch", "choice", optional=True, choices=(True,), message="'cancel_flinch' must be true, got {value}"),
+        ArgSpec("winner", "int", optional=True, hint="a player id"),
+    ))
     def _decide_overrule(self, command: Command) -> list[Event]:
         args = command.args
-        if not self.verdicts:
-            raise RuleError("there is no verdict to overrule yet")
         n = args.get("verdict", len(self.verdicts))
-        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= len(self.verdicts):
-            raise InputError(f"'verdict' must be a verdict number from 1 to {len(self.verdicts)}, got {n!r}")
         verdict = self.verdicts[n - 1]
         actions = [k for k in ("taker", "cancel_flinch", "winner") if k in args]
         if len(actions) != 1:
             raise InputError("overrule needs exactly one of 'taker' (player id), 'cancel_flinch' (true) or 'winner' (player id)")
         action = actions[0]
         if action == "winner":
-            winner = self.player(require(args, "winner", int)).id
+            winner = self.player(args["winner"]).id
             if winner == self.winner:
                 raise RuleError(f"player #{winner} has already won")
             return [Event("overruled", {"verdict": n, "action": "winner", "winner": winner, "at_us": command.at_us})]
@@ -138,12 +144,10 @@ class TacoCommands(TacoView):
         if verdict.get("cancelled"):
             raise RuleError(f"verdict {n} was already cancelled")
         if action == "taker":
-            to = self.player(require(args, "taker", int)).id
+            to = self.player(args["taker"]).id
             if to == verdict["holder"]:
                 raise RuleError(f"player #{to} already holds the pile of verdict {n}")
             return [self._overrule_event(verdict, to, "reassign", command)]
-        if args["cancel_flinch"] is not True:
-            raise InputError(f"'cancel_flinch' must be true, got {args['cancel_flinch']!r}")
         if verdict["kind"] != "flinch":
             raise RuleError(f"verdict {n} is not a flinch ({verdict['kind']}); reassign its pile with 'taker' instead")
         cards = self._bottom_cards(verdict)
@@ -154,12 +158,13 @@ class TacoCommands(TacoView):
             )
         ]
 
-    @command("set_pile", "Correct a player's pile count by hand (physical play) {player, count}", ("player", "count"))
+    @command("set_pile", "Correct a player's pile count by hand (physical play) {player, count}",
+             (PLAYER, ArgSpec("count", "int", min=0, max=64)))
     def _decide_set_pile(self, command: Command) -> list[Event]:
         if self.digital:
             raise RuleError("in digital play the companion holds the cards; pile counts cannot be set by hand")
-        player = self.player(require(command.args, "player", int)).id
-        count = require_int(command.args, "count", 0, 64)
+        player = self.player(command.args["player"]).id
+        count = command.args["count"]
         return [Event("pile_corrected", {"player": player, "count": count, "at_us": command.at_us})]
 
     @command("pause", "Stop the beat (digital) and ignore hits until resumed")

@@ -14,8 +14,11 @@ from typing import Any, ClassVar, Iterable, Mapping, Sequence
 
 from core.errors import InputError, RuleError
 from companion.games import register
-from companion.games.base import Command, Event, Game, Outcome, Player, Termination, command
-from companion.games.tactile_actions import Action, LegalActions, apply, candidates_for, why_illegal
+from companion.games.base import ArgSpec, Command, Event, Game, Outcome, Player, Termination, command
+from companion.games.tactile_actions import (
+    ACTION_CARD, ALLY_CARD, CARD_ID, COLOUR, DISC, GIVE, SLOT, SWAP_CARD, TAKE, TO, Action, LegalActions, apply, candidates_for,
+    why_illegal,
+)
 from companion.games.tactile_board import (
     COLOURS,
     MODES,
@@ -127,12 +130,12 @@ class TacTile(Game):
         return {"turn": self.state.turn, "step": self.state.steps + 1, "player": self.state.current, "at_us": at_us, **data}
 
     @command("move", "Move a disc: {disc, to, card?}; card = an active move card's id or \"basic\"; another player's disc is pushed",
-             ("disc", "to", "card"))
-    @command("push", "Push another player's disc with an active push card: {disc, to, card?}", ("disc", "to", "card"))
-    @command("gain", "Gain a resource of a tile colour under one of your discs: {colour, card?}", ("colour", "card"))
-    @command("buy", "Buy the card in a market slot (1-6), paying its cost: {slot}", ("slot",))
+             (DISC, TO, ACTION_CARD))
+    @command("push", "Push another player's disc with an active push card: {disc, to, card?}", (DISC, TO, ACTION_CARD))
+    @command("gain", "Gain a resource of a tile colour under one of your discs: {colour, card?}", (COLOUR, ACTION_CARD))
+    @command("buy", "Buy the card in a market slot (1-6), paying its cost: {slot}", (SLOT,))
     @command("swap", "Swap a resource with the stockpile {give, take}, or a card with your ally {card, ally_card}",
-             ("give", "take", "card", "ally_card"))
+             (GIVE, TAKE, SWAP_CARD, ALLY_CARD))
     @command("reset_market", "Replace the six cards of the market (a basic action)")
     @command("end_turn", "End the current player's turn")
     def _on_action(self, command: Command) -> list[Event]:
@@ -142,13 +145,20 @@ class TacTile(Game):
     def _on_undo_turn(self, command: Command) -> list[Event]:
         return [self._decide_undo_turn(command.at_us)]
 
-    @command("enter_card", "Enter the card now showing in a market slot: {slot, colour, type, cost} or {slot, card}",
-             ("slot", "colour", "type", "cost", "card"))
+    @command("enter_card", "Enter the card now showing in a market slot: {slot, colour, type, cost} or {slot, card}", (
+        SLOT,
+        # The face is parsed by parse_face when no card id is given.
+        ArgSpec("colour", optional=True, hint="unless card is given"),
+        ArgSpec("type", optional=True, hint="unless card is given"),
+        ArgSpec("cost", optional=True, hint="colours to counts, unless card is given"),
+        ArgSpec("card", "int", optional=True, message=CARD_ID, hint="a card coming back from the reshuffled deck"),
+    ))
     def _on_enter_card(self, command: Command) -> list[Event]:
         return [self._decide_enter_card(command.args, command.at_us)]
 
-    @command("place_tile", "Enter one tile of a dealt layout: {tile, colour}", ("tile", "colour"))
-    @command("set_layout", "Enter a whole dealt layout: {rows: six strings like \"hrygbh\"}", ("rows",))
+    @command("place_tile", "Enter one tile of a dealt layout: {tile, colour}", (ArgSpec("tile", hint="a tile like \"c4\""), COLOUR))
+    @command("set_layout", "Enter a whole dealt layout: {rows: six strings like \"hrygbh\"}",
+             (ArgSpec("rows", hint="six strings like \"hrygbh\""),))
     def _on_layout(self, command: Command) -> list[Event]:
         return [self._decide_layout(command.name, command.args, command.at_us)]
 
@@ -177,10 +187,8 @@ class TacTile(Game):
     def _decide_enter_card(self, args: Mapping[str, Any], at_us: int) -> Event:
         if self.state.phase == "over":
             raise RuleError(f"the game is over: {self.state.reason}")
-        slot = args.get("slot")
+        slot = args["slot"]
         pending = self.state.market.pending()
-        if isinstance(slot, bool) or not isinstance(slot, int) or not 1 <= slot <= MARKET_SIZE:
-            raise InputError(f"'slot' must be a market slot from 1 to {MARKET_SIZE}, got {slot!r}")
         if slot not in pending:
             waiting = ", ".join(map(str, pending)) or "none"
             raise RuleError(f"market slot {slot} already shows its card; slots waiting for a card: {waiting}")
@@ -188,8 +196,6 @@ class TacTile(Game):
         from_known = market.slots[slot - 1] == PENDING_KNOWN
         if "card" in args:
             card_id = args["card"]
-            if isinstance(card_id, bool) or not isinstance(card_id, int):
-                raise InputError(f"'card' must be a card id (a whole number), got {card_id!r}")
             if not from_known:
                 raise InputError("'card' (an id) is only for cards coming back from the reshuffled deck; enter colour, type and cost")
             if card_id not in market.known:
@@ -211,12 +217,10 @@ class TacTile(Game):
         if name == "set_layout":
             rows = layout_rows(parse_layout(args.get("rows"), self.settings["tiles"]))
             return Event("layout_set", self._stamp({"rows": rows}, at_us))
-        tile = parse_tile(args.get("tile"), "tile")
-        colour = args.get("colour")
+        tile = parse_tile(args["tile"], "tile")
+        colour = args["colour"]
         if is_corner(tile):
             raise RuleError(f"{tile_name(tile)} is a home corner, not a coloured tile")
-        if colour not in COLOURS:
-            raise InputError(f"'colour' must be one of {', '.join(COLOURS)}, got {colour!r}")
         if self.state.tiles[tile[0]][tile[1]] is not None:
             raise RuleError(f"{tile_name(tile)} is already {self.state.tiles[tile[0]][tile[1]]}; undo it to change it")
         placed = sum(row.count(colour) for row in self.state.tiles)

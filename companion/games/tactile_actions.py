@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Mapping
 
 from core.errors import InputError
+from companion.games.args import ArgSpec, Bound
 from companion.games.tactile_board import COLOURS, adjacent, neighbours, parse_tile, tile_name, Tile, is_corner
-from companion.games.tactile_cards import cost_text
+from companion.games.tactile_cards import MARKET_SIZE, cost_text
 from companion.games.tactile_state import ACTIVE, INACTIVE, USED, TactileState
 
 #: Action kind -> the basic action it spends (card uses and ending the turn spend none).
@@ -77,50 +78,39 @@ class Action:
         return cls(kind=data["kind"], **fields)
 
 
+# ----- the actions' arguments, declared once (the command table checks them before routing) -----
+
+#: ``card`` of a move, push or gain: an id, ``"basic"`` to force the basic action, or absent for "a free card first".
+ACTION_CARD = ArgSpec("card", "int", optional=True, nullable=True, also=("basic",),
+                      message="'card' must be a card id (a whole number) or \"basic\", got {value}")
+#: ``card`` / ``ally_card`` of a card swap (and ``card`` of a card entered again): a card id.
+CARD_ID = "'{name}' must be a card id (a whole number), got {value}"
+SWAP_CARD = ArgSpec("card", "int", optional=True, message=CARD_ID)
+ALLY_CARD = ArgSpec("ally_card", "int", optional=True, message=CARD_ID)
+#: The discs are the game's own (two per player), read when the command arrives.
+DISC = ArgSpec("disc", "choice", choices=Bound(lambda game: tuple(sorted(game.state.discs)), "the discs on the board"))
+#: A tile: ``"c4"`` or ``[row, col]``, parsed by ``parse_tile``.
+TO = ArgSpec("to", hint="a tile like \"c4\" or [row, col]")
+COLOUR = ArgSpec("colour", "choice", choices=COLOURS)
+GIVE = ArgSpec("give", "choice", optional=True, choices=COLOURS, hint="with take, unless card and ally_card are given")
+TAKE = ArgSpec("take", "choice", optional=True, choices=COLOURS, hint="with give")
+SLOT = ArgSpec("slot", "int", min=1, max=MARKET_SIZE, message="'slot' must be a market slot from {lo} to {hi}, got {value}")
+
+
 # ----- parsing commands into candidate actions ---------------------------------
-
-
-def _card_arg(args: Mapping[str, Any]) -> int | str | None:
-    """``card``: an id, ``"basic"`` to force the basic action, or absent for "a free card first"."""
-    card = args.get("card")
-    if card is None or card == "basic":
-        return card
-    if isinstance(card, bool) or not isinstance(card, int):
-        raise InputError(f"'card' must be a card id (a whole number) or \"basic\", got {card!r}")
-    return card
-
-
-def _colour_arg(args: Mapping[str, Any], key: str) -> str:
-    colour = args.get(key)
-    if colour not in COLOURS:
-        raise InputError(f"'{key}' must be one of {', '.join(COLOURS)}, got {colour!r}")
-    return colour
-
-
-def _disc_arg(state: TactileState, args: Mapping[str, Any]) -> str:
-    disc = args.get("disc")
-    # isinstance first: a list or an object is unhashable, and `in` would raise TypeError (a 500).
-    if not isinstance(disc, str) or disc not in state.discs:
-        raise InputError(f"'disc' must be one of {', '.join(sorted(state.discs))}, got {disc!r}")
-    return disc
-
-
-def _slot_arg(args: Mapping[str, Any]) -> int:
-    slot = args.get("slot")
-    if isinstance(slot, bool) or not isinstance(slot, int) or not 1 <= slot <= 6:
-        raise InputError(f"'slot' must be a market slot from 1 to 6, got {slot!r}")
-    return slot
 
 
 def candidates_for(state: TactileState, name: str, args: Mapping[str, Any]) -> list[Action]:
     """The actions a command may mean, in order of preference (a free active card before a basic action).
 
-    InputError when an argument is malformed; legality is checked afterwards.
+    ``args`` were checked against the command's specs above (types, ranges, discs); what a
+    tile names is parsed here, and InputError says which argument a swap is missing.
+    Legality is checked afterwards.
     """
     if name in ("move", "push"):
-        disc = _disc_arg(state, args)
-        to = parse_tile(args.get("to"), "to")
-        card = _card_arg(args)
+        disc = args["disc"]
+        to = parse_tile(args["to"], "to")
+        card = args.get("card")
         mine = state.discs[disc].player == state.current
         if name == "push" or not mine:
             if card == "basic":  # there is no basic push: the reason will say so
@@ -138,22 +128,23 @@ def candidates_for(state: TactileState, name: str, args: Mapping[str, Any]) -> l
         free = [Action("card_move", disc, to, c) for c in _ready(state, "move")]
         return free + basic
     if name == "gain":
-        colour = _colour_arg(args, "colour")
-        card = _card_arg(args)
+        colour = args["colour"]
+        card = args.get("card")
         if isinstance(card, int):
             return [Action("card_gain", colour=colour, card=card)]
         basic = [Action("gain", colour=colour)]
         return basic if card == "basic" else [Action("card_gain", colour=colour, card=c) for c in _ready(state, "gain")] + basic
     if name == "buy":
-        return [Action("buy", slot=_slot_arg(args))]
+        return [Action("buy", slot=args["slot"])]
     if name == "swap":
-        if "card" in args or "ally_card" in args:
-            card, ally_card = args.get("card"), args.get("ally_card")
-            for key, value in (("card", card), ("ally_card", ally_card)):
-                if isinstance(value, bool) or not isinstance(value, int):
-                    raise InputError(f"'{key}' must be a card id (a whole number), got {value!r}")
-            return [Action("swap_card", card=card, ally_card=ally_card)]
-        return [Action("swap", give=_colour_arg(args, "give"), take=_colour_arg(args, "take"))]
+        # Which arguments a swap needs depends on which kind it is: the types were checked before routing.
+        needed = (SWAP_CARD, ALLY_CARD) if "card" in args or "ally_card" in args else (GIVE, TAKE)
+        for spec in needed:
+            if spec.name not in args:
+                spec.refuse(None, state)
+        if needed[0] is SWAP_CARD:
+            return [Action("swap_card", card=args["card"], ally_card=args["ally_card"])]
+        return [Action("swap", give=args["give"], take=args["take"])]
     if name == "reset_market":
         return [Action("reset")]
     if name == "end_turn":

@@ -21,17 +21,22 @@ from typing import Any, Iterable, Mapping, Sequence
 from core.checks import whole_number
 from core.errors import InputError, RuleError
 from companion.games import register
-from companion.games.base import Command, Event, Game, Outcome, Player, SettingSpec, Termination, command, require
+from companion.games.base import ArgSpec, Bound, Command, Event, Game, Outcome, Player, SettingSpec, Termination, command
 from companion.games.tap4_scoring import (
     CARD_KEYS,
     DECK,
     POINTS,
+    ENTRIES_MESSAGE,
     TAP_OUT_NOTE,
     check_round,
     deal_plan,
 )
 
 ROUND_EVENTS = frozenset({"starter_chosen", "round_entered", "round_edited"})
+
+#: A round's entries: their shape and players are checked by ``check_round`` (it needs the players).
+ENTRIES = ArgSpec("entries", "list", message=ENTRIES_MESSAGE,
+                  hint="one entry per player: {player, out: true} | {player, total} | {player, cards}")
 
 
 def _compact(entry: dict[str, Any]) -> dict[str, Any]:
@@ -132,7 +137,7 @@ class Tap4(Game):
     def _entries(self, command: Command) -> list[dict[str, Any]]:
         return check_round([(p.id, p.name) for p in self.players], command.args.get("entries"))
 
-    @command("enter_round", "Record a round: entries [{player, out: true} | {player, total} | {player, cards}]", ("entries",))
+    @command("enter_round", "Record a round: entries [{player, out: true} | {player, total} | {player, cards}]", (ENTRIES,))
     def _decide_enter(self, command: Command) -> list[Event]:
         if self.over:
             raise RuleError("the game is over: a player reached the target; edit or undo a round to correct it")
@@ -152,13 +157,18 @@ class Tap4(Game):
             )
         ]
 
-    @command("edit_round", "Correct a past round: round (1-based) and entries, as for enter_round", ("round", "entries"))
-    def _decide_edit(self, command: Command) -> list[Event]:
-        if not self._rounds:
+    def before_command(self, command: Command) -> None:
+        """edit_round needs a round to edit (refused before its 'round' is checked against the rounds)."""
+        if command.name == "edit_round" and not self._rounds:
             raise RuleError("no round has been entered yet; enter one first")
-        round_no = command.args.get("round")
-        if isinstance(round_no, bool) or not isinstance(round_no, int) or not 1 <= round_no <= len(self._rounds):
-            raise InputError(f"'round' must be a round number from 1 to {len(self._rounds)}, got {round_no!r}")
+
+    @command("edit_round", "Correct a past round: round (1-based) and entries, as for enter_round", (
+        ArgSpec("round", "int", min=1, max=Bound(lambda game: len(game._rounds), "the number of rounds entered"),
+                message="'round' must be a round number from 1 to {hi}, got {value}"),
+        ENTRIES,
+    ))
+    def _decide_edit(self, command: Command) -> list[Event]:
+        round_no = command.args["round"]
         entries = self._entries(command)
         previous = self._rounds[round_no - 1]["entries"]
         if entries == previous:
@@ -191,11 +201,12 @@ class Tap4(Game):
             )
         ]
 
-    @command("choose_starter", "Before round 1: the player who starts it (the rulebook says the youngest)", ("player",))
+    @command("choose_starter", "Before round 1: the player who starts it (the rulebook says the youngest)",
+             (ArgSpec("player", "int", hint="a player id"),))
     def _decide_starter(self, command: Command) -> list[Event]:
         if self._rounds:
             raise RuleError("the first starter can only be chosen before round 1 is entered; the start then rotates")
-        player = self.player(require(command.args, "player", int))
+        player = self.player(command.args["player"])
         return [Event("starter_chosen", {"player": player.id, "change": self._change_count + 1, "by": command.actor})]
 
     def candidate_commands(self) -> Iterable[Command]:

@@ -98,6 +98,10 @@ def card_points(cards: Mapping[str, int]) -> int:
     return sum(POINTS[k] * cards.get(k, 0) for k in CARD_KEYS)
 
 
+#: The message for entries that are not a list (the command's argument spec gives the same).
+ENTRIES_MESSAGE = "'entries' must be a list with one entry per player"
+
+
 def parse_cards(raw: Any, who: str) -> dict[str, int]:
     """A full count per card kind from JSON (missing kinds are 0), or InputError naming the bad count."""
     if not isinstance(raw, Mapping):
@@ -156,7 +160,7 @@ def check_round(players: Sequence[tuple[int, str]], raw_entries: Any) -> list[di
     """
     names = {pid: name for pid, name in players}
     if not isinstance(raw_entries, list):
-        raise InputError("'entries' must be a list with one entry per player")
+        raise InputError(ENTRIES_MESSAGE)
     given: dict[int, dict[str, Any]] = {}
     for raw in raw_entries:
         if not isinstance(raw, Mapping) or "player" not in raw:

@@ -15,10 +15,14 @@ from typing import Any, ClassVar, Iterable, Mapping, Sequence
 
 from core.errors import InputError, RuleError
 from companion.games import register
-from companion.games.base import Command, Event, Game, Outcome, Player, SettingSpec, Termination, command, require_int
+from companion.games.base import (
+    ArgSpec, Command, Event, Game, Outcome, Player, SettingSpec, Termination, command, require_int, setting,
+)
 
 #: Cards each player is dealt.
 HAND_SIZE = 5
+#: Whose turn a Hatch or Swap targets: a player id (whether it is one, and another player, is the handler's check).
+TARGET = ArgSpec("target", "any", hint="another player's id")
 
 
 @dataclass
@@ -179,18 +183,18 @@ class Tapeworm(Game):
             raise RuleError("no draw is owed this turn: the deck and the discard pile were empty when it started")
         return [*self._draws(pid, 1), Event("turn_drawn", {"player": pid})]
 
-    @command("play", "The current player attaches {count} plain cards to the worm.", ("count",))
+    @command("play", "The current player attaches {count} plain cards to the worm.",
+             (ArgSpec("count", "int", optional=True, min=1, max=setting("deck_size"), default=1),))
     def _decide_play(self, command: Command) -> list[Event]:
-        args = command.args
-        count = require_int(args, "count", 1, self.settings["deck_size"]) if "count" in args else 1
+        count = command.args.get("count", 1)
         pid = self._check_may_play(count)
         return [Event("played", {"player": pid, "cards": count})]
 
-    @command("cut", "Play a Cut: {severed} cards cut off the worm go to the discard pile with it.", ("severed",))
+    @command("cut", "Play a Cut: {severed} cards cut off the worm go to the discard pile with it.",
+             (ArgSpec("severed", "int", min=1, max=500),))
     def _decide_cut(self, command: Command) -> list[Event]:
-        args = command.args
         pid = self._check_may_play(1)
-        severed = require_int(args, "severed", 1, 500)
+        severed = command.args["severed"]
         if severed > self.state.worm:
             raise RuleError(f"the worm on the table has {self.state.worm} cards; {severed} cannot be cut off")
         return [Event("cut", {"player": pid, "severed": severed})]
@@ -206,7 +210,7 @@ class Tapeworm(Game):
             events.append(Event("put_back", {"player": pid}))
         return events
 
-    @command("hatch", "Play a Hatch: {target} player draws a card.", ("target",))
+    @command("hatch", "Play a Hatch: {target} player draws a card.", (TARGET,))
     def _decide_hatch(self, command: Command) -> list[Event]:
         args = command.args
         pid = self._check_may_play(1)
@@ -214,14 +218,13 @@ class Tapeworm(Game):
         return [Event("played", {"player": pid, "cards": 1, "effect": "hatch", "target": target}),
                 *self._draws(target, 1)]
 
-    @command("swap", "Play a Swap with {target}: {took} true if a card was taken and one given back.", ("target", "took"))
+    @command("swap", "Play a Swap with {target}: {took} true if a card was taken and one given back.",
+             (TARGET, ArgSpec("took", "bool", optional=True, default=True)))
     def _decide_swap(self, command: Command) -> list[Event]:
         args = command.args
         pid = self._check_may_play(1)
         target = self._target(args, pid)
         took = args.get("took", True)
-        if not isinstance(took, bool):
-            raise InputError(f"'took' must be true or false, got {took!r}")
         if took and self.state.hands[target] == 0:
             raise RuleError(f"{self._name(target)} has no card to take")
         if took and self.state.hands[pid] - 1 < 1:
@@ -239,12 +242,12 @@ class Tapeworm(Game):
             events.append(Event("discarded", {"player": pid, "cards": 1}))
         return events
 
-    @command("ringworm", "A ring was completed: discard {discard} (up to 2) cards.", ("discard",))
+    @command("ringworm", "A ring was completed: discard {discard} (up to 2) cards.",
+             (ArgSpec("discard", "int", optional=True, min=0, max=2, default=2),))
     def _decide_ringworm(self, command: Command) -> list[Event]:
-        args = command.args
         self._check_playing()
         pid = self.current_player
-        discard = require_int(args, "discard", 0, 2) if "discard" in args else 2
+        discard = command.args.get("discard", 2)
         if discard > self.state.hands[pid]:
             raise RuleError(f"{self._name(pid)} holds {self.state.hands[pid]} cards, cannot discard {discard}")
         if self.state.worm < 3:
