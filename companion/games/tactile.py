@@ -35,6 +35,7 @@ from companion.games.tactile_board import (
 from companion.games.tactile_cards import MARKET_SIZE, Card, Market, parse_face, PENDING_KNOWN
 from companion.games.tactile_settings import SETTING_SPECS, check_settings
 from companion.games.tactile_state import Disc, TactileState, empty_layout
+from companion.games.tactile_steps import describe_step
 from core.hits import HitKind, PadHit
 
 #: Action kind -> the event type that records it.
@@ -51,6 +52,9 @@ EVENT_OF: dict[str, str] = {
     "end_turn": "turn_ended",
 }
 LOG_LINES = 40
+#: The steps the generic undo may take back, so the view names them as ``last_step``
+#: (not the shuffle that starts the game, a turn's end or a whole-turn undo).
+NAMED_STEPS = frozenset(set(EVENT_OF.values()) - {"turn_ended"} | {"card_entered", "layout_set", "tile_placed"})
 
 
 @register
@@ -97,6 +101,8 @@ class TacTile(Game):
         self._turn_starts: list[TactileState] = []
         #: (turn, step) of the latest event a generic undo may take back.
         self._last_step: tuple[int, int] | None = None
+        #: That event in the view's words: ``{"event", "player", "text"}`` (see ``last_step`` in the docs).
+        self._last_step_said: dict[str, Any] | None = None
 
     # ----- settings -------------------------------------------------------------
     setting_specs = SETTING_SPECS
@@ -249,6 +255,12 @@ class TacTile(Game):
         s, data = self.state, event.data
         was_playing = s.phase == "play" or s.phase == "over"
         player_before = s.current
+        # Said against the state before the step (a bought card is still in its slot).
+        said = None if event.type not in NAMED_STEPS else {
+            "event": event.type,
+            "player": data.get("player") if was_playing else None,
+            "text": describe_step(s, event.type, data),
+        }
         if event.type in EVENT_OF.values():
             action = Action.from_dict(data["action"])
             # A replayed step must still be legal where it now lands (an undo's redo
@@ -285,17 +297,18 @@ class TacTile(Game):
             self.state.note(f"turns {data['to_turn']}-{data['from_turn']} taken back: turn {data['to_turn']} again, "
                             f"{self.state.who(self.state.current)} to play")
             self._clock(None, data.get("at_us"))  # the replayed turn is timed afresh
-            self._last_step = None
+            self._last_step = self._last_step_said = None
             return
         else:
             raise InputError(f"TacTile cannot replay an event of type {event.type!r}")
         began = not was_playing and s.phase != "setup"
         if event.type == "layout_shuffled" or event.type == "turn_ended":
-            self._last_step = None
+            self._last_step = self._last_step_said = None
         else:
             if not began:  # the first turn starts at step 0
                 s.steps += 1
             self._last_step = (data.get("turn", 0), data.get("step", 0))
+            self._last_step_said = said
         if event.type == "turn_ended" or began:
             self._clock(player_before if event.type == "turn_ended" else None, data.get("at_us"))
             self._turn_starts.append(copy.deepcopy(s))
@@ -373,11 +386,27 @@ class TacTile(Game):
                 "discard": len(s.market.discard),
             },
             "legal": [a.to_dict() for a in legal] if s.phase == "play" else [],
+            "last_step": self._last_step_view(),
             "can_undo_turn": len(self._turn_starts) >= 2,
+            "undo_turn_to": self._undo_turn_view(),
             "winners": list(s.winners),
             "reason": s.reason,
             "log": s.log[-LOG_LINES:],
         }
+
+    def _last_step_view(self) -> dict[str, Any] | None:
+        """What the table's generic ``undo`` takes back now, or None when it takes back nothing here."""
+        if self._last_step is None or self._last_step_said is None:
+            return None
+        turn, step = self._last_step
+        return {"turn": turn, "step": step, **self._last_step_said}
+
+    def _undo_turn_view(self) -> dict[str, Any] | None:
+        """Where ``undo_turn`` goes back to: that turn's number and player, or None when it cannot."""
+        if len(self._turn_starts) < 2:
+            return None
+        back = self._turn_starts[-2]
+        return {"turn": back.turn, "player": back.current}
 
     def result(self) -> Outcome | None:
         if self.state.phase != "over":

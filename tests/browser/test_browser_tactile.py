@@ -60,7 +60,13 @@ def test_two_turns_by_tapping_the_board_and_the_other_phone_follows(tactile_serv
     tile("f5").tap()
     page.locator(f"[data-tile=f5] [data-disc='{bob}a']").wait_for()
     assert page.locator("[data-tt=error]").inner_text() == ""
-    page.locator("[data-tt=undo]").tap()
+    # One undo, saying what it takes back; the whole-turn undo says where it goes back to.
+    undo = page.locator("[data-tt=undo]")
+    undo.filter(has_text="f5").wait_for()
+    assert undo.inner_text() == f"Undo: Bob's move of disc {bob}a to f5"
+    assert page.locator("[data-tt=undo-turn]").inner_text() == "Undo turn: back to turn 1 (Ann)"
+    assert page.locator("button:visible", has_text="Undo").count() == 2  # not a third, vaguer "Undo last"
+    undo.tap()
     page.locator(f"[data-tile=f6] [data-disc='{bob}a']").wait_for()
     tile("f6").tap()
     tile("e6").tap()

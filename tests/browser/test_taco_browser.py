@@ -46,7 +46,11 @@ def test_slap_on_a_match_and_see_the_verdict_on_the_table_screen(taco_server, ph
     pads = phone.new_page()
     pads.goto(taco_server.url + "/pads")
     pads.locator("button.pad[data-pad='1']").tap()
-    screen.locator(".taco [data-taco=piles] [data-player='1'].slapped").wait_for()
+    slapped = screen.locator(".taco [data-taco=piles] [data-player='1'].slapped")
+    slapped.wait_for()
+    # The pile says who slapped with a drawn hand (inline SVG), not an emoji a kiosk shows as a box.
+    assert slapped.locator(".name .icon[data-icon=hand] svg").is_visible()
+    assert slapped.locator(".name").inner_text().strip() == "Ann"
     pads.locator("button.pad[data-pad='2']").tap()
 
     verdict = screen.locator(".taco [data-taco=verdict][data-verdict='1']")

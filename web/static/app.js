@@ -292,7 +292,6 @@
     return e;
   }
 
-  /* One <style> per id: game UIs call this on every render, only the first adds it. */
   /* True for colours where black text reads better than white (relative luminance). */
   function isLight(hex) {
     var m = /^#?([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(hex || "");
@@ -303,28 +302,6 @@
     });
     return 0.2126 * lum[0] + 0.7152 * lum[1] + 0.0722 * lum[2] > 0.4;
   }
-
-  /* Does this browser draw colour emoji? A Pi or a bare Linux without an emoji font draws
-   * empty boxes instead: then <html class="no-emoji"> hides decorative .emoji spans. */
-  function colourEmoji() {
-    try {
-      var c = document.createElement("canvas");
-      c.width = c.height = 32;
-      var x = c.getContext("2d");
-      x.textBaseline = "top";
-      x.font = "28px sans-serif";
-      x.fillStyle = "#000";
-      x.fillText("\uD83C\uDF2E", 0, 0);  // taco
-      var d = x.getImageData(0, 0, 32, 32).data;
-      for (var i = 0; i < d.length; i += 4) {
-        if (d[i + 3] && (d[i] !== d[i + 1] || d[i + 1] !== d[i + 2])) { return true; }
-      }
-      return false;
-    } catch (e) {
-      return true;  // cannot tell: keep the emoji
-    }
-  }
-  document.documentElement.classList.toggle("no-emoji", !colourEmoji());
 
   window.Tabletop = {
     trusted: initialTrust === "1" ? true : initialTrust === "0" ? false : null,

@@ -3,7 +3,7 @@
  *
  * Tabletop.icon(name) -> <span class="emoji icon" aria-hidden="true"><svg>…</svg></span>
  * for the Taco cards (taco, hat, cake, gift, pizza, monkey, unicorn, ninja) and
- * "clock"; an unknown name gives a question mark. The span keeps the class "emoji",
+ * "clock" and "hand" (a pile whose player slapped); an unknown name gives a question mark. The span keeps the class "emoji",
  * so the games' CSS sizes it as it sized the emoji (the SVG is 1em square).
  */
 (function () {
@@ -46,6 +46,12 @@
     clock: [["circle", { cx: "32", cy: "34", r: "24", fill: "none", stroke: "currentColor", "stroke-width": "5" }],
       ["path", { d: "M32 20v14l10 6", fill: "none", stroke: "currentColor", "stroke-width": "5", "stroke-linecap": "round" }],
       ["rect", { x: "26", y: "2", width: "12", height: "6", rx: "2", fill: "currentColor" }]],
+    hand: [["rect", { x: "15", y: "10", width: "8", height: "30", rx: "4", fill: "currentColor" }],
+      ["rect", { x: "24", y: "5", width: "8", height: "32", rx: "4", fill: "currentColor" }],
+      ["rect", { x: "33", y: "7", width: "8", height: "31", rx: "4", fill: "currentColor" }],
+      ["rect", { x: "42", y: "13", width: "7", height: "26", rx: "3.5", fill: "currentColor" }],
+      ["rect", { x: "46", y: "30", width: "8", height: "22", rx: "4", fill: "currentColor", transform: "rotate(40 50 41)" }],
+      ["rect", { x: "15", y: "28", width: "34", height: "30", rx: "12", fill: "currentColor" }]],
     unknown: [["circle", { cx: "32", cy: "32", r: "26", fill: "#555b66" }],
       ["path", { d: "M24 24q0-10 8-10t8 8q0 6-8 8v6", fill: "none", stroke: "#fff", "stroke-width": "5", "stroke-linecap": "round" }],
       ["circle", { cx: "32", cy: "48", r: "3.5", fill: "#fff" }]]

@@ -11,11 +11,11 @@
   // Shared DOM helpers from app.js (loaded before any game script); the styles are games/<kind>.css.
   var h = window.Tabletop.h;
 
-  var FACES = {
-    taco: { emoji: "🌮", colour: "#e4572e" }, hat: { emoji: "🎩", colour: "#29a3d6" },
-    cake: { emoji: "🎂", colour: "#f368e0" }, gift: { emoji: "🎁", colour: "#6ab04c" },
-    pizza: { emoji: "🍕", colour: "#f3c623" }, monkey: { emoji: "🐒", colour: "#b5651d" },
-    unicorn: { emoji: "🦄", colour: "#a55eea" }, ninja: { emoji: "🥷", colour: "#555b66" }
+  var FACES = {  // card colours; the pictures are inline SVG (Tabletop.icon), never emoji
+    taco: { colour: "#e4572e" }, hat: { colour: "#29a3d6" },
+    cake: { colour: "#f368e0" }, gift: { colour: "#6ab04c" },
+    pizza: { colour: "#f3c623" }, monkey: { colour: "#b5651d" },
+    unicorn: { colour: "#a55eea" }, ninja: { colour: "#555b66" }
   };
   var PENALTIES = [["gesture", "Wrong gesture"], ["peek", "Peeked"], ["pace", "Lost the pace"]];
 
@@ -36,7 +36,7 @@
   /* ---- pieces shared by screen and phone --------------------------------- */
   function cardFace(top, due) {
     if (!top) { return h("div", { "class": "tc-card empty", "data-taco": "card" }, "no card"); }
-    var face = FACES[top.card] || { emoji: "?", colour: "#444" };
+    var face = FACES[top.card] || { colour: "#444" };
     var card = h("div", { "class": "tc-card" + (due ? " due" : ""), "data-taco": "card", "data-card": top.card }, [
       window.Tabletop.icon(top.card), h("span", {}, top.card)
     ]);
@@ -74,7 +74,8 @@
       var classes = "tc-pile" + (view.beat && view.beat.player === p.player ? " beat" : "") +
         (slapped.indexOf(p.player) >= 0 ? " slapped" : "");
       var box = h("div", { "class": classes, "data-player": p.player }, [
-        h("div", { "class": "name", title: nameOf(state, p.player) }, nameOf(state, p.player)),
+        h("div", { "class": "name", title: nameOf(state, p.player) },
+          slapped.indexOf(p.player) >= 0 ? [window.Tabletop.icon("hand"), " ", nameOf(state, p.player)] : nameOf(state, p.player)),
         h("div", { "class": "n", "data-taco": "pile-count" }, p.count === null ? "?" : String(p.count))
       ]);
       box.style.borderLeftColor = colourOf(state, p.player);

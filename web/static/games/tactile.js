@@ -208,6 +208,10 @@
     if (api && play) {
       root.appendChild(actionRow(ui, view, send));
     }
+    if (api) {
+      var undo = undoRow(view, send);
+      if (undo) { root.appendChild(undo); }
+    }
     root.appendChild(playersBlock(state, view));
     root.appendChild(h("h3", {}, "Market"));
     root.appendChild(marketBlock(view, api && play ? function (slot) { send("buy", { slot: slot }); } : null));
@@ -227,13 +231,30 @@
       h("button", { type: "button", "data-tt": "swap", onclick: function () { send("swap", { give: ui.give, take: ui.take }); } }, "Swap")]);
     var ends = h("div", { "class": "tt-row" }, [
       h("button", { type: "button", "data-tt": "reset-market", onclick: function () { send("reset_market", {}); } }, "Reset market"),
-      h("button", { type: "button", "class": "primary", "data-tt": "end-turn", onclick: function () { send("end_turn", {}); } }, "End turn"),
-      h("button", { type: "button", "class": "secondary", "data-tt": "undo", onclick: function () { send("undo", {}); } }, "Undo step"),
-      view.can_undo_turn ? h("button", { type: "button", "class": "secondary", "data-tt": "undo-turn", onclick: function () {
-        if (window.confirm("Take back the whole previous turn?")) { send("undo_turn", {}); }
-      } }, "Undo turn") : null
+      h("button", { type: "button", "class": "primary", "data-tt": "end-turn", onclick: function () { send("end_turn", {}); } }, "End turn")
     ]);
     return h("div", {}, [row, swap, swapCardRow(ui, view, send), ends]);
+  }
+
+  /* One undo that says what it takes back (the view's last_step), and after a finished
+   * turn the whole-turn undo saying where it goes back to; null when neither applies. */
+  function undoRow(view, send) {
+    var step = view.last_step, back = view.undo_turn_to;
+    if (!step && !back) { return null; }
+    var name = function (pid) {
+      var p = view.players.filter(function (q) { return q.id === pid; })[0];
+      return p ? p.name : "player " + pid;
+    };
+    var turnText = back ? "back to turn " + back.turn + " (" + name(back.player) + ")" : "";
+    return h("div", { "class": "tt-row tt-undo", "data-tt": "undo-row" }, [
+      step ? h("button", { type: "button", "class": "secondary", "data-tt": "undo", onclick: function () { send("undo", {}); } },
+        "Undo: " + step.text) : null,
+      back ? h("button", { type: "button", "class": "secondary", "data-tt": "undo-turn", onclick: function () {
+        if (window.confirm("Take back every step since turn " + back.turn + " began? " + name(back.player) + " plays turn " + back.turn + " again.")) {
+          send("undo_turn", {});
+        }
+      } }, "Undo turn: " + turnText) : null
+    ]);
   }
 
   function entryForm(ui, view, send) {
