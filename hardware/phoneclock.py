@@ -44,8 +44,9 @@ newest round, so phone stamps of any size lose nothing.
 
 from __future__ import annotations
 
+import heapq
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 #: A vertex of the feasible polygon: (a, b), offset at the reference time and rate.
@@ -90,6 +91,8 @@ class PhoneFit:
     rounds: int
     span_us: int
     best_delay_us: int
+    #: How far the estimate lies from the chord's middle (µs): the floor correction of :func:`floor_shift`.
+    shift_us: float = 0.0
 
     def offset_range(self, phone_us: int) -> tuple[float, float]:
         """The least and greatest pad-minus-phone offset possible at phone time ``phone_us``."""
@@ -138,7 +141,7 @@ class PhoneFit:
 
     def _line(self, phone_us: int) -> float:
         a, b = self.chord_mid
-        return a + b * float(phone_us - self.ref_us)
+        return a + self.shift_us + b * float(phone_us - self.ref_us)
 
     def _width(self, b: float) -> float:
         lo, hi = self.chord_at(b)
@@ -164,6 +167,36 @@ class PhoneFit:
 RATE_STEPS = 64
 #: Chords this close (µs) to the widest count as equally wide: the rounds' stamps are not finer than that.
 PLATEAU_US = 500.0
+
+
+#: Rounds next to the fastest, per direction, that estimate how far the fastest still lies above its floor.
+FLOOR_ROUNDS = 4
+
+
+def floor_shift(fit: PhoneFit, rounds: "deque[SyncRound] | list[SyncRound]") -> float:
+    """How far to move the chord's middle so the two directions' fastest rounds count equally (µs).
+
+    The chord's ends are the fastest round each way, each still some excess above its direction's
+    floor (the least delay that way). The middle is right only when both excesses are equal; they
+    are not when the two directions' delays are shaped differently (Wi-Fi's up and down are not
+    alike): the direction whose delays seldom come near the floor leaves its end farther out, and
+    the middle leans that way by half the difference. The spacing of the few fastest rounds above
+    the fastest estimates that excess (for delays spread evenly near their floor, the fastest lies
+    above the floor by one spacing on average), so the estimate moves by half the difference of the
+    two directions' spacings, kept inside the chord. The bound is the polygon's and stays hard.
+    """
+    if len(rounds) <= FLOOR_ROUNDS:
+        return 0.0
+    a, b = fit.chord_mid
+    ref = fit.ref_us
+    # Each round's room above the line: the request's (its upper limit less the line at t1), the answer's.
+    ups = heapq.nsmallest(FLOOR_ROUNDS + 1, ((r.t2 - r.t1) - (a + b * (r.t1 - ref)) for r in rounds))
+    downs = heapq.nsmallest(FLOOR_ROUNDS + 1, ((a + b * (r.t4 - ref)) - (r.t3 - r.t4) for r in rounds))
+    excess_up = (ups[-1] - ups[0]) / FLOOR_ROUNDS
+    excess_down = (downs[-1] - downs[0]) / FLOOR_ROUNDS
+    shift = (excess_down - excess_up) / 2
+    # Inside the chord: the line at the fastest request's limit above, the fastest answer's below.
+    return max(-downs[0], min(ups[0], shift))
 
 
 #: A full solve of the window every this many rounds; between them each round only clips the last polygon
@@ -267,6 +300,8 @@ class PhoneClock:
             rounds.clear()
             rounds.extend(kept)
         assert fit is not None
+        if FLOOR_ROUNDS:
+            fit = replace(fit, shift_us=floor_shift(fit, rounds))
         self._fit = fit
         return fit
 
