@@ -17,6 +17,15 @@ Issue 17, "Measured". One run, two phases:
    first 5 s the table's fit of each phone is read and its offset error
    against the known truth recorded, with its error bound.
 
+   Each phone, with its proxy (its network path), runs in a process of its
+   own (:func:`phone_device`), as a phone at a table is a device of its own:
+   the table's process runs only the table. (Sharing one interpreter, the
+   phones' and proxies' threads handed messages on with delays that
+   differed by direction, which no round trip can see, and the figure
+   measured the harness.) The truth is known across processes because a
+   phone's clock is the host's monotonic clock, shared by every process,
+   run from its offset at its drift.
+
    Baseline in the same run: the classic estimate from the newest round
    alone (NTP's midpoint of one round trip).
 

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 #: A vertex of the feasible polygon: (a, b), offset at the reference time and rate.
@@ -93,6 +93,8 @@ class PhoneFit:
     best_delay_us: int
     #: How far the estimate lies from the chord's middle (µs): the floor correction of :func:`floor_shift`.
     shift_us: float = 0.0
+    #: chord_mid, worked out once on first use (it tries RATE_STEPS rates: a fraction of a millisecond).
+    _mid: Vertex | None = field(default=None, compare=False, repr=False)
 
     def offset_range(self, phone_us: int) -> tuple[float, float]:
         """The least and greatest pad-minus-phone offset possible at phone time ``phone_us``."""
@@ -127,6 +129,12 @@ class PhoneFit:
         rates whose chord is within :data:`PLATEAU_US` of the widest, and the
         line the middle of the chord there.
         """
+        if self._mid is None:
+            object.__setattr__(self, "_mid", self._find_mid())  # frozen: a cache, not a change
+        assert self._mid is not None
+        return self._mid
+
+    def _find_mid(self) -> Vertex:
         rates = [v[1] for v in self.vertices]
         lo_b, hi_b = min(rates), max(rates)
         grid = [lo_b + (hi_b - lo_b) * k / RATE_STEPS for k in range(RATE_STEPS + 1)]
@@ -171,6 +179,9 @@ PLATEAU_US = 500.0
 
 #: Rounds next to the fastest, per direction, that estimate how far the fastest still lies above its floor.
 FLOOR_ROUNDS = 4
+#: The floor shift is worked out again every this many rounds (and while the window is short), kept between:
+#: it follows the few fastest rounds, which change seldom, and costs the table a chord and a pass over the window.
+SHIFT_EVERY = 10
 
 
 def floor_shift(fit: PhoneFit, rounds: "deque[SyncRound] | list[SyncRound]") -> float:
@@ -301,7 +312,11 @@ class PhoneClock:
             rounds.extend(kept)
         assert fit is not None
         if FLOOR_ROUNDS:
-            fit = replace(fit, shift_us=floor_shift(fit, rounds))
+            if self._fit is None or len(rounds) < 4 * FLOOR_ROUNDS or self.counters["rounds"] % SHIFT_EVERY == 0:
+                shift = floor_shift(fit, rounds)
+            else:
+                shift = self._fit.shift_us
+            fit = replace(fit, shift_us=shift)
         self._fit = fit
         return fit
 
