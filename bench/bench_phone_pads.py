@@ -186,13 +186,15 @@ def sync_phase(service: TableService, phones: list[Phone], seconds: float) -> di
     return out
 
 
-def maths_only(phones: int, seconds: float, rng: random.Random, add_ms: list[float] | None = None) -> list[float]:
+def maths_only(phones: int, seconds: float, rng: random.Random, add_ms: list[float] | None = None,
+               floor_rounds: int | None = None) -> list[float]:
     """The same estimator fed the same weather in-process (no HTTP, no threads): the algorithm's own share.
 
     Rounds at the pad page's pace (companion.phonepads: FAST_MS apart for FAST_ROUNDS, then RESYNC_MS),
     delays drawn from UP and DOWN, loss bursts dropping rounds; the error
     sampled every SAMPLE_S after SETTLE_S, as in the sync phase. ``add_ms`` collects what each
-    round cost the table (``PhoneClock.add``), in ms.
+    round cost the table (``PhoneClock.add``), in ms. ``floor_rounds``: PhoneClock's (0: the
+    estimate at the chord's middle, without the floor shift).
     """
     from hardware.phoneclock import PhoneClock, SyncRound
 
@@ -200,7 +202,7 @@ def maths_only(phones: int, seconds: float, rng: random.Random, add_ms: list[flo
     for i in range(phones):
         rate = 1.0 + (200e-6 if i % 2 else -200e-6)
         offset = rng.randrange(10**9, 10**12)
-        clock = PhoneClock()
+        clock = PhoneClock(floor_rounds=floor_rounds)
         t, bad, count, next_sample = 0.0, False, 0, SETTLE_S * 1e6
         while t < seconds * 1e6:
             bad = rng.random() >= LOSS.p_leave if bad else rng.random() < LOSS.p_enter
@@ -360,8 +362,15 @@ def main() -> Report:
                   percentiles=(99,))
     report.figure("bound_violations", sum(sync["violations"]), "samples", "error beyond the stated bound [target 0]")
     add_ms: list[float] = []
-    report.series("offset_error_ms_maths", maths_only(n_phones, sync_s, random.Random(3), add_ms), "ms",
+    maths = maths_only(n_phones, sync_s, random.Random(3), add_ms)
+    report.series("offset_error_ms_maths", maths, "ms",
                   "the same estimator and weather in-process, no HTTP path", percentiles=(99,))
+    middle = maths_only(n_phones, sync_s, random.Random(3), floor_rounds=0)
+    report.series("offset_error_ms_maths_middle", middle, "ms",
+                  "baseline: the same in-process, the estimate at the chord's middle (no floor shift)",
+                  percentiles=(99,))
+    report.ratio("maths_p99_vs_middle", percentile(maths, 99), percentile(middle, 99),
+                 "in-process offset error p99, with the floor shift over the chord's middle", target="<= 1")
     report.figure("sync_round_cost_ms", statistics.fmean(add_ms), "ms",
                   "table CPU per sync round (PhoneClock.add, mean, full solve every 25 rounds included)")
     report.series("naive_error_ms", naive_ms, "ms", "baseline: newest round's NTP midpoint", percentiles=(99,))

@@ -184,7 +184,7 @@ FLOOR_ROUNDS = 4
 SHIFT_EVERY = 10
 
 
-def floor_shift(fit: PhoneFit, rounds: "deque[SyncRound] | list[SyncRound]") -> float:
+def floor_shift(fit: PhoneFit, rounds: "deque[SyncRound] | list[SyncRound]", floor_rounds: int = FLOOR_ROUNDS) -> float:
     """How far to move the chord's middle so the two directions' fastest rounds count equally (µs).
 
     The chord's ends are the fastest round each way, each still some excess above its direction's
@@ -196,15 +196,15 @@ def floor_shift(fit: PhoneFit, rounds: "deque[SyncRound] | list[SyncRound]") -> 
     above the floor by one spacing on average), so the estimate moves by half the difference of the
     two directions' spacings, kept inside the chord. The bound is the polygon's and stays hard.
     """
-    if len(rounds) <= FLOOR_ROUNDS:
+    if floor_rounds < 1 or len(rounds) <= floor_rounds:
         return 0.0
     a, b = fit.chord_mid
     ref = fit.ref_us
     # Each round's room above the line: the request's (its upper limit less the line at t1), the answer's.
-    ups = heapq.nsmallest(FLOOR_ROUNDS + 1, ((r.t2 - r.t1) - (a + b * (r.t1 - ref)) for r in rounds))
-    downs = heapq.nsmallest(FLOOR_ROUNDS + 1, ((a + b * (r.t4 - ref)) - (r.t3 - r.t4) for r in rounds))
-    excess_up = (ups[-1] - ups[0]) / FLOOR_ROUNDS
-    excess_down = (downs[-1] - downs[0]) / FLOOR_ROUNDS
+    ups = heapq.nsmallest(floor_rounds + 1, ((r.t2 - r.t1) - (a + b * (r.t1 - ref)) for r in rounds))
+    downs = heapq.nsmallest(floor_rounds + 1, ((a + b * (r.t4 - ref)) - (r.t3 - r.t4) for r in rounds))
+    excess_up = (ups[-1] - ups[0]) / floor_rounds
+    excess_down = (downs[-1] - downs[0]) / floor_rounds
     shift = (excess_down - excess_up) / 2
     # Inside the chord: the line at the fastest request's limit above, the fastest answer's below.
     return max(-downs[0], min(ups[0], shift))
@@ -244,12 +244,15 @@ class PhoneClock:
             being slewed by NTP: up to 500).
         window_us: how much phone time of rounds the polygon keeps (default 120 s).
         max_rounds: a hard cap on the rounds kept.
+        floor_rounds: rounds next to the fastest each way that set the floor shift
+            (:func:`floor_shift`); 0 keeps the estimate at the chord's middle.
 
     Not thread-safe: the caller serialises :meth:`add`; the immutable
     :class:`PhoneFit` from :attr:`fit` may be read from any thread.
     """
 
-    def __init__(self, max_ppm: float = 500.0, window_us: int = 120_000_000, max_rounds: int = 400) -> None:
+    def __init__(self, max_ppm: float = 500.0, window_us: int = 120_000_000, max_rounds: int = 400,
+                 floor_rounds: int | None = None) -> None:
         if not 0.0 < max_ppm < 1e5:
             raise ValueError(f"max_ppm must be above 0 and under 100000, got {max_ppm!r}")
         if window_us <= 0 or max_rounds < 1:
@@ -257,6 +260,7 @@ class PhoneClock:
         self.max_rate = max_ppm * 1e-6
         self.window_us = window_us
         self.max_rounds = max_rounds
+        self.floor_rounds = FLOOR_ROUNDS if floor_rounds is None else floor_rounds
         self._rounds: deque[SyncRound] = deque()
         self._fit: PhoneFit | None = None
         self._since_full = 0  # rounds added by clipping the last polygon since the last full solve
@@ -311,9 +315,9 @@ class PhoneClock:
             rounds.clear()
             rounds.extend(kept)
         assert fit is not None
-        if FLOOR_ROUNDS:
-            if self._fit is None or len(rounds) < 4 * FLOOR_ROUNDS or self.counters["rounds"] % SHIFT_EVERY == 0:
-                shift = floor_shift(fit, rounds)
+        if self.floor_rounds:
+            if self._fit is None or len(rounds) < 4 * self.floor_rounds or self.counters["rounds"] % SHIFT_EVERY == 0:
+                shift = floor_shift(fit, rounds, self.floor_rounds)
             else:
                 shift = self._fit.shift_us
             fit = replace(fit, shift_us=shift)

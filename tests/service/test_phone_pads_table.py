@@ -85,10 +85,8 @@ def phone_slap(phone: SimulatedPhone) -> Callable[[], None]:
     return slap
 
 
-def test_four_phones_and_no_hardware_play_taco_with_verdicts_that_state_their_uncertainty(
-        phone_table: tuple[TableService, int]) -> None:
-    service, port = phone_table
-    rng = random.Random(17)
+def four_phone_players(service: TableService, port: int, rng: random.Random) -> list[SimulatedPhone]:
+    """Ann, Bo, Cy and Di on pads 1 to 4, each pad on a calibrated phone that claimed it."""
     seat(service, ["Ann", "Bo", "Cy", "Di"])
     for pid in range(1, 5):
         service.submit("update_player", {"player": pid, "pad": pid})
@@ -96,6 +94,13 @@ def test_four_phones_and_no_hardware_play_taco_with_verdicts_that_state_their_un
     for pad, phone in enumerate(phones, start=1):
         claim(phone, pad)
         assert phone.me()["player"]["pad"] == pad
+    return phones
+
+
+def test_four_phones_and_no_hardware_play_taco_with_verdicts_that_state_their_uncertainty(
+        phone_table: tuple[TableService, int]) -> None:
+    service, port = phone_table
+    phones = four_phone_players(service, port, random.Random(17))
     service.submit("start_game", {"kind": "taco", "settings": PHYSICAL})
     for order in ([1, 2, 3, 4], [4, 2, 1, 3]):
         for p in phones:
@@ -192,13 +197,7 @@ def test_a_phone_ends_a_tactile_turn_with_its_pad(phone_table: tuple[TableServic
 
 def test_four_phones_play_taco_in_digital_mode_timed_from_the_card(phone_table: tuple[TableService, int]) -> None:
     service, port = phone_table
-    rng = random.Random(23)
-    seat(service, ["Ann", "Bo", "Cy", "Di"])
-    for pid in range(1, 5):
-        service.submit("update_player", {"player": pid, "pad": pid})
-    phones = [calibrated_phone(port, rng) for _ in range(4)]
-    for pad, phone in enumerate(phones, start=1):
-        claim(phone, pad)
+    phones = four_phone_players(service, port, random.Random(23))
     # Every card a taco: the first flip, said "taco", is due.
     service.submit("start_game", {"kind": "taco", "settings": {"mode": "digital", "deck": {"taco": 48},
                                                                 "lead_in_ms": 300, "tempo_ms": 5000}})
