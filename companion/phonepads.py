@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from core.errors import InputError, NotFoundError, RuleError
-from companion.private import restrict
+from companion.private import create_private_file, restrict
 from core.hits import HitKind, PadHit
 from hardware.phoneclock import PhoneClock, PhoneFit, SyncRound
 from hardware.phonepad import UNCALIBRATED, TouchLatency, pair_with_pad, phone_hit
@@ -432,8 +432,11 @@ class PhonePads:
                            for d in self._devices.values()}}
         tmp = self.path.with_suffix(".tmp")
         try:
+            # The tokens are the phones' credentials: the file is 0600 before the first byte, never after.
+            tmp.unlink(missing_ok=True)
+            create_private_file(tmp)
             tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-            restrict(tmp)  # the tokens are the phones' credentials
+            restrict(tmp)  # a guard: a tmp file someone else made in between is not left open
             tmp.replace(self.path)
             for device in self._devices.values():
                 device.saved_seen_s = device.seen_s

@@ -6,7 +6,10 @@ A real PhonePads on a real data directory; its wall clock is a counter the test 
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
+
+import pytest
 
 from companion.phonepads import FORGET_AFTER_S, MAX_PHONES, PHONE_PADS_FILE, SEEN_SAVE_S, PhonePads
 
@@ -92,3 +95,12 @@ def test_a_file_from_before_seen_was_kept_counts_its_phones_as_seen_at_start(tmp
     assert phones.known("tok") and phones.status()["forgotten"] == 0
     clock.now += FORGET_AFTER_S + DAY_S
     assert not pads(tmp_path, clock).known("tok")
+
+
+def test_the_file_is_private_from_its_first_byte(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    phones = pads(tmp_path, WallClock())
+    with caplog.at_level(logging.WARNING, logger="companion.private"):
+        for _ in range(3):
+            phones.calibrate(phones.new_device(), [40_000] * 10)
+    assert (tmp_path / PHONE_PADS_FILE).stat().st_mode & 0o077 == 0
+    assert not [r for r in caplog.records if "open to other users" in r.getMessage()]
