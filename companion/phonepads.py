@@ -13,7 +13,10 @@ and a hardware pad are judged on one clock (a mixed table).
   with that pad's code, shown on the table screen (:meth:`claim`). A phone
   only ever slaps its own pad: a hit names no pad.
 * Calibrations and assignments are kept in ``phone_pads.json`` in the data
-  directory, so a phone keeps both across a restart of the service.
+  directory, so a phone keeps both across a restart of the service. Every
+  new cookie is a new device, so old ones are pruned: a phone holding no
+  pad is forgotten after :data:`FORGET_AFTER_S` unseen, and beyond
+  :data:`MAX_PHONES` the longest unseen of those holding no pad go first.
 
 Thread-safe: web requests call in from many threads; one lock guards it all.
 """
@@ -24,12 +27,13 @@ import json
 import logging
 import secrets
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from core.errors import InputError, NotFoundError, RuleError
-from companion.private import restrict
+from companion.private import create_private_file, restrict
 from core.hits import HitKind, PadHit
 from hardware.phoneclock import PhoneClock, PhoneFit, SyncRound
 from hardware.phonepad import UNCALIBRATED, TouchLatency, pair_with_pad, phone_hit
@@ -47,6 +51,13 @@ PENDING_ROUNDS = 32
 #: Digits of a claim code.
 CODE_DIGITS = 4
 TAG_ALPHABET = "ACDEFGHJKLMNPQRTUVWXY3479"
+#: A phone holding no pad and unseen this long (wall-clock seconds: 90 days) is forgotten, calibration and all.
+FORGET_AFTER_S = 90 * 24 * 3600
+#: At most this many phones are kept; beyond it the longest unseen of those holding no pad are forgotten.
+MAX_PHONES = 64
+#: When a phone was last seen is written to the file at most this often per phone (a sync comes 10 times
+#: a second; the file needs the day, not the moment).
+SEEN_SAVE_S = 3600
 
 
 @dataclass
@@ -60,6 +71,9 @@ class PhoneDevice:
     clock: PhoneClock = field(default_factory=PhoneClock)
     pending: dict[int, tuple[int, int, int]] = field(default_factory=dict)
     last_seen_us: int | None = None
+    #: wall-clock seconds this phone last called the table, and the value of it the file holds.
+    seen_s: float = 0.0
+    saved_seen_s: float = 0.0
 
     def public(self) -> dict[str, Any]:
         """What the API shows of this phone (never its token)."""
@@ -86,8 +100,10 @@ class PhonePads:
 
     def __init__(self, pad_now_us: Callable[[], int], submit_hit: Callable[[PadHit], None], pad_count: int,
                  data_dir: Path | None = None,
-                 recent_hits: Callable[[], list[dict[str, Any]]] | None = None) -> None:
+                 recent_hits: Callable[[], list[dict[str, Any]]] | None = None,
+                 wall_s: Callable[[], float] = time.time) -> None:
         self.pad_now_us = pad_now_us
+        self.wall_s = wall_s
         self.submit_hit = submit_hit
         self.recent_hits = recent_hits or (lambda: [])
         self.pad_count = pad_count
@@ -96,8 +112,10 @@ class PhonePads:
         self._devices: dict[str, PhoneDevice] = {}
         self._codes: dict[int, str] = {}
         self._next_round = 1
-        self.stats = {"rounds": 0, "hits": 0, "refused": 0}
-        self._load()
+        self.stats = {"rounds": 0, "hits": 0, "refused": 0, "forgotten": 0}
+        undated = self._load()
+        if self._prune() or undated:
+            self._save()
 
     # ------------------------------------------------------------ devices
     def new_device(self) -> str:
@@ -108,8 +126,30 @@ class PhonePads:
             tag = "".join(secrets.choice(TAG_ALPHABET) for _ in range(3))
             while tag in used:
                 tag = "".join(secrets.choice(TAG_ALPHABET) for _ in range(3))
-            self._devices[token] = PhoneDevice(token, tag)
+            now = self.wall_s()
+            self._devices[token] = PhoneDevice(token, tag, seen_s=now, saved_seen_s=now)
+            if self._prune(keep=token):
+                self._save()
             return token
+
+    def _prune(self, keep: str | None = None) -> bool:
+        """Forget phones holding no pad that were unseen for FORGET_AFTER_S, then the longest unseen of
+        them beyond MAX_PHONES (never ``keep``, the phone just made); True when any was forgotten."""
+        now = self.wall_s()
+        idle = sorted((d for d in self._devices.values() if d.pad is None and d.token != keep),
+                      key=lambda d: d.seen_s)
+        over = len(self._devices) - MAX_PHONES
+        gone = [d for i, d in enumerate(idle) if i < over or now - d.seen_s > FORGET_AFTER_S]
+        for device in gone:
+            del self._devices[device.token]
+        self.stats["forgotten"] += len(gone)
+        return bool(gone)
+
+    def status(self) -> dict[str, Any]:
+        """What /api/health shows: phones known, the pads they hold, and the counters (rounds, hits, ...)."""
+        with self._lock:
+            held = sorted(d.pad for d in self._devices.values() if d.pad is not None)
+            return {"phones": len(self._devices), "pads_held": held, **self.stats}
 
     def known(self, token: Any) -> bool:
         """Whether ``token`` names a phone of this table."""
@@ -119,6 +159,9 @@ class PhonePads:
         device = self._devices.get(token)
         if device is None:
             raise NotFoundError("this phone is not known to the table; reload the pad page")
+        device.seen_s = self.wall_s()
+        if device.seen_s - device.saved_seen_s > SEEN_SAVE_S:
+            self._save()
         return device
 
     def _by_tag(self, tag: Any) -> PhoneDevice:
@@ -211,14 +254,18 @@ class PhonePads:
         self._save()
 
     # ------------------------------------------------------------ clock sync
-    def sync(self, token: str, t1_us: Any, answered: Any = None) -> dict[str, Any]:
+    def sync(self, token: str, t1_us: Any, answered: Any = None, received_us: int | None = None) -> dict[str, Any]:
         """One round trip: the phone sent at ``t1_us``; ``answered`` reports earlier rounds, ``[{id, t4_us}, ...]``.
 
         Returns ``{"id", "t2_us", "t3_us", "next_sync_ms"}``: the phone stamps the
         answer's arrival (t4) and reports it with a later sync. Rounds overlap:
         the phone sends one every ``next_sync_ms`` without waiting for answers.
+        ``received_us``: when the request reached the table on the pad clock, if stamped earlier than
+        now (web.pad.stamp_sync_arrivals); t2 is the earlier of that and now.
         """
         t2 = self.pad_now_us()
+        if received_us is not None:
+            t2 = min(t2, received_us)
         t1 = _whole_us("t1_us", t1_us)
         with self._lock:
             device = self._device(token)
@@ -357,29 +404,42 @@ class PhonePads:
         return hit
 
     # ------------------------------------------------------------ the file
-    def _load(self) -> None:
+    def _load(self) -> bool:
+        """Read the file; True when a phone in it had no ``seen`` yet (the file wants writing again)."""
+        undated = False
         if self.path is None or not self.path.exists():
-            return
+            return undated
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
             for token, entry in data.get("phones", {}).items():
                 pad = entry.get("pad")
+                # A file from before "seen" was kept: its phones count as seen now, not as long gone.
+                undated = undated or "seen" not in entry
+                seen = entry.get("seen", self.wall_s())
+                seen = float(seen) if isinstance(seen, (int, float)) and not isinstance(seen, bool) else self.wall_s()
                 self._devices[token] = PhoneDevice(
                     token, str(entry["tag"]), pad if isinstance(pad, int) and 1 <= pad <= self.pad_count else None,
-                    TouchLatency.from_dict(entry["latency"]))
+                    TouchLatency.from_dict(entry["latency"]), seen_s=seen, saved_seen_s=seen)
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             log.warning("%s could not be read (%s); phones start uncalibrated", self.path, exc)
+        return undated
 
     def _save(self) -> None:
         if self.path is None:
             return
-        data = {"phones": {d.token: {"tag": d.tag, "pad": d.pad, "latency": d.latency.to_dict()}
+        data = {"phones": {d.token: {"tag": d.tag, "pad": d.pad, "latency": d.latency.to_dict(),
+                                     "seen": round(d.seen_s)}
                            for d in self._devices.values()}}
         tmp = self.path.with_suffix(".tmp")
         try:
+            # The tokens are the phones' credentials: the file is 0600 before the first byte, never after.
+            tmp.unlink(missing_ok=True)
+            create_private_file(tmp)
             tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-            restrict(tmp)  # the tokens are the phones' credentials
+            restrict(tmp)  # a guard: a tmp file someone else made in between is not left open
             tmp.replace(self.path)
+            for device in self._devices.values():
+                device.saved_seen_s = device.seen_s
         except OSError as exc:
             log.warning("could not keep the phone pads in %s: %s", self.path, exc)
 

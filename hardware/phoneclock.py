@@ -44,8 +44,9 @@ newest round, so phone stamps of any size lose nothing.
 
 from __future__ import annotations
 
+import heapq
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 #: A vertex of the feasible polygon: (a, b), offset at the reference time and rate.
@@ -90,6 +91,10 @@ class PhoneFit:
     rounds: int
     span_us: int
     best_delay_us: int
+    #: How far the estimate lies from the chord's middle (µs): the floor correction of :func:`floor_shift`.
+    shift_us: float = 0.0
+    #: chord_mid, worked out once on first use (it tries RATE_STEPS rates: a fraction of a millisecond).
+    _mid: Vertex | None = field(default=None, compare=False, repr=False)
 
     def offset_range(self, phone_us: int) -> tuple[float, float]:
         """The least and greatest pad-minus-phone offset possible at phone time ``phone_us``."""
@@ -124,6 +129,12 @@ class PhoneFit:
         rates whose chord is within :data:`PLATEAU_US` of the widest, and the
         line the middle of the chord there.
         """
+        if self._mid is None:
+            object.__setattr__(self, "_mid", self._find_mid())  # frozen: a cache, not a change
+        assert self._mid is not None
+        return self._mid
+
+    def _find_mid(self) -> Vertex:
         rates = [v[1] for v in self.vertices]
         lo_b, hi_b = min(rates), max(rates)
         grid = [lo_b + (hi_b - lo_b) * k / RATE_STEPS for k in range(RATE_STEPS + 1)]
@@ -138,7 +149,7 @@ class PhoneFit:
 
     def _line(self, phone_us: int) -> float:
         a, b = self.chord_mid
-        return a + b * float(phone_us - self.ref_us)
+        return a + self.shift_us + b * float(phone_us - self.ref_us)
 
     def _width(self, b: float) -> float:
         lo, hi = self.chord_at(b)
@@ -164,6 +175,39 @@ class PhoneFit:
 RATE_STEPS = 64
 #: Chords this close (µs) to the widest count as equally wide: the rounds' stamps are not finer than that.
 PLATEAU_US = 500.0
+
+
+#: Rounds next to the fastest, per direction, that estimate how far the fastest still lies above its floor.
+FLOOR_ROUNDS = 4
+#: The floor shift is worked out again every this many rounds (and while the window is short), kept between:
+#: it follows the few fastest rounds, which change seldom, and costs the table a chord and a pass over the window.
+SHIFT_EVERY = 10
+
+
+def floor_shift(fit: PhoneFit, rounds: "deque[SyncRound] | list[SyncRound]", floor_rounds: int = FLOOR_ROUNDS) -> float:
+    """How far to move the chord's middle so the two directions' fastest rounds count equally (µs).
+
+    The chord's ends are the fastest round each way, each still some excess above its direction's
+    floor (the least delay that way). The middle is right only when both excesses are equal; they
+    are not when the two directions' delays are shaped differently (Wi-Fi's up and down are not
+    alike): the direction whose delays seldom come near the floor leaves its end farther out, and
+    the middle leans that way by half the difference. The spacing of the few fastest rounds above
+    the fastest estimates that excess (for delays spread evenly near their floor, the fastest lies
+    above the floor by one spacing on average), so the estimate moves by half the difference of the
+    two directions' spacings, kept inside the chord. The bound is the polygon's and stays hard.
+    """
+    if floor_rounds < 1 or len(rounds) <= floor_rounds:
+        return 0.0
+    a, b = fit.chord_mid
+    ref = fit.ref_us
+    # Each round's room above the line: the request's (its upper limit less the line at t1), the answer's.
+    ups = heapq.nsmallest(floor_rounds + 1, ((r.t2 - r.t1) - (a + b * (r.t1 - ref)) for r in rounds))
+    downs = heapq.nsmallest(floor_rounds + 1, ((a + b * (r.t4 - ref)) - (r.t3 - r.t4) for r in rounds))
+    excess_up = (ups[-1] - ups[0]) / floor_rounds
+    excess_down = (downs[-1] - downs[0]) / floor_rounds
+    shift = (excess_down - excess_up) / 2
+    # Inside the chord: the line at the fastest request's limit above, the fastest answer's below.
+    return max(-downs[0], min(ups[0], shift))
 
 
 #: A full solve of the window every this many rounds; between them each round only clips the last polygon
@@ -200,12 +244,15 @@ class PhoneClock:
             being slewed by NTP: up to 500).
         window_us: how much phone time of rounds the polygon keeps (default 120 s).
         max_rounds: a hard cap on the rounds kept.
+        floor_rounds: rounds next to the fastest each way that set the floor shift
+            (:func:`floor_shift`); 0 keeps the estimate at the chord's middle.
 
     Not thread-safe: the caller serialises :meth:`add`; the immutable
     :class:`PhoneFit` from :attr:`fit` may be read from any thread.
     """
 
-    def __init__(self, max_ppm: float = 500.0, window_us: int = 120_000_000, max_rounds: int = 400) -> None:
+    def __init__(self, max_ppm: float = 500.0, window_us: int = 120_000_000, max_rounds: int = 400,
+                 floor_rounds: int | None = None) -> None:
         if not 0.0 < max_ppm < 1e5:
             raise ValueError(f"max_ppm must be above 0 and under 100000, got {max_ppm!r}")
         if window_us <= 0 or max_rounds < 1:
@@ -213,6 +260,7 @@ class PhoneClock:
         self.max_rate = max_ppm * 1e-6
         self.window_us = window_us
         self.max_rounds = max_rounds
+        self.floor_rounds = FLOOR_ROUNDS if floor_rounds is None else floor_rounds
         self._rounds: deque[SyncRound] = deque()
         self._fit: PhoneFit | None = None
         self._since_full = 0  # rounds added by clipping the last polygon since the last full solve
@@ -267,6 +315,12 @@ class PhoneClock:
             rounds.clear()
             rounds.extend(kept)
         assert fit is not None
+        if self.floor_rounds:
+            if self._fit is None or len(rounds) < 4 * self.floor_rounds or self.counters["rounds"] % SHIFT_EVERY == 0:
+                shift = floor_shift(fit, rounds, self.floor_rounds)
+            else:
+                shift = self._fit.shift_us
+            fit = replace(fit, shift_us=shift)
         self._fit = fit
         return fit
 

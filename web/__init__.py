@@ -173,6 +173,7 @@ def create_app(
     app.register_blueprint(sim.bp)
     app.register_blueprint(calibrate.bp)
     app.register_blueprint(join.bp)
+    pad.stamp_sync_arrivals(app, service.source.now_us)
     app.register_blueprint(pad.bp)
     app.register_blueprint(results.bp)
     register_game_blueprints(app)

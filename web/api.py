@@ -50,6 +50,7 @@ def health() -> ResponseReturnValue:
         seq=seq,
         table=table_status,
         pads=source_status,
+        phone_pads=service.phone_pads.status(),
         game=(state.get("game") or {}).get("kind"),
     )
     response.status_code = 200 if body["status"] == "ok" else 503

@@ -9,9 +9,9 @@ by :class:`companion.phonepads.PhonePads` (``service.phone_pads``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Iterable
 
-from flask import Blueprint, jsonify, render_template, session
+from flask import Blueprint, Flask, jsonify, render_template, request, session
 from flask.typing import ResponseReturnValue
 
 from companion.phonepads import PhonePads
@@ -21,6 +21,28 @@ from web.security import csrf_protect, require_pin
 bp = Blueprint("pad", __name__)
 
 SESSION_KEY = "pad_device"
+#: The WSGI environ key holding when a sync request reached the app, on the pad clock (stamp_sync_arrivals).
+RECEIVED_KEY = "tabletop.pad_received_us"
+SYNC_PATH = "/api/pad/sync"
+
+
+def stamp_sync_arrivals(app: Flask, pad_now_us: Callable[[], int]) -> None:
+    """Stamp each sync request's arrival (t2) on the pad clock as the app is handed it, before Flask's work.
+
+    A round's offset is the middle of what its two stamps allow, so time the table spends between
+    the request's arrival and t2 (routing, the session, the CSRF check, parsing the JSON, the lock)
+    that it does not also spend between t3 and the answer leaving biases every round by half of it.
+    Stamping here leaves only the server's own hand-off, which no round trip can see.
+    """
+    inner = app.wsgi_app
+
+    def stamped(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        if environ.get("PATH_INFO") == SYNC_PATH:
+            environ[RECEIVED_KEY] = pad_now_us()
+        result: Iterable[bytes] = inner(environ, start_response)
+        return result
+
+    app.wsgi_app = stamped  # type: ignore[method-assign]
 
 
 def _phones() -> PhonePads:
@@ -79,7 +101,9 @@ def pad_sync() -> ResponseReturnValue:
     token = _token()
     if restart:
         _phones().restart_sync(token)
-    return jsonify(_phones().sync(token, body["t1_us"], body.get("answered")))
+    received = request.environ.get(RECEIVED_KEY)
+    return jsonify(_phones().sync(token, body["t1_us"], body.get("answered"),
+                                  received if isinstance(received, int) else None))
 
 
 @bp.post("/api/pad/hit")

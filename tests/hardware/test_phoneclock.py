@@ -136,3 +136,28 @@ def test_clipping_round_by_round_gives_the_polygon_a_full_solve_gives() -> None:
         lo, hi = fit.offset_range(x)
         full_lo, full_hi = full.offset_range(x)
         assert lo == pytest.approx(full_lo, abs=1.0) and hi == pytest.approx(full_hi, abs=1.0)
+
+
+def test_directions_shaped_differently_do_not_pull_the_estimate_their_way() -> None:
+    """Up uniform over 5-80 ms, down mostly near 5 ms: the chord's middle leans up; the floor shift undoes most of it."""
+    from hardware.phoneclock import FLOOR_ROUNDS
+
+    assert FLOOR_ROUNDS > 0
+    middle_errors, errors = [], []
+    for seed in range(12):
+        rng = random.Random(seed)
+        truth = Truth(rng.randrange(-10**9, 10**9), rng.uniform(-200, 200))
+        clock, t = synced(truth, rng, seconds=6, hz=20)
+        fit = clock.fit
+        assert fit is not None
+        x = truth.phone(t)
+        est, err = fit.to_pad(x)
+        a, b = fit.chord_mid
+        middle = x + a + b * (x - fit.ref_us)
+        assert abs(est - t) <= err  # still inside the hard bound
+        assert fit.shift_us < 0  # the request's end is the one left farther out
+        errors.append(est - t)
+        middle_errors.append(middle - t)
+    mean = sum(errors) / len(errors)
+    middle_mean = sum(middle_errors) / len(middle_errors)
+    assert middle_mean > 0 and abs(mean) < middle_mean / 2

@@ -1,7 +1,7 @@
 """Phones as pads at a real table: the service behind a real server on loopback, phones over HTTP.
 
 * four phones and no hardware play Taco, each phone calibrated first, and
-  the verdict states its uncertainty;
+  the verdict states its uncertainty, in physical and in digital mode (timed from the card);
 * a mixed table: two pads of an emulated pad box (on a pseudo-terminal,
   read by the real serial backend) and two phones, judged on one clock;
 * TacTile's end-of-turn pad from a phone.
@@ -85,10 +85,8 @@ def phone_slap(phone: SimulatedPhone) -> Callable[[], None]:
     return slap
 
 
-def test_four_phones_and_no_hardware_play_taco_with_verdicts_that_state_their_uncertainty(
-        phone_table: tuple[TableService, int]) -> None:
-    service, port = phone_table
-    rng = random.Random(17)
+def four_phone_players(service: TableService, port: int, rng: random.Random) -> list[SimulatedPhone]:
+    """Ann, Bo, Cy and Di on pads 1 to 4, each pad on a calibrated phone that claimed it."""
     seat(service, ["Ann", "Bo", "Cy", "Di"])
     for pid in range(1, 5):
         service.submit("update_player", {"player": pid, "pad": pid})
@@ -96,6 +94,13 @@ def test_four_phones_and_no_hardware_play_taco_with_verdicts_that_state_their_un
     for pad, phone in enumerate(phones, start=1):
         claim(phone, pad)
         assert phone.me()["player"]["pad"] == pad
+    return phones
+
+
+def test_four_phones_and_no_hardware_play_taco_with_verdicts_that_state_their_uncertainty(
+        phone_table: tuple[TableService, int]) -> None:
+    service, port = phone_table
+    phones = four_phone_players(service, port, random.Random(17))
     service.submit("start_game", {"kind": "taco", "settings": PHYSICAL})
     for order in ([1, 2, 3, 4], [4, 2, 1, 3]):
         for p in phones:
@@ -188,3 +193,29 @@ def test_a_phone_ends_a_tactile_turn_with_its_pad(phone_table: tuple[TableServic
     status, body = phone.touch(now_us())
     assert status == 202, body
     wait_until(lambda: service.snapshot()[1]["game"]["view"]["turn"]["player"] != first, "the turn to pass")
+
+
+def test_four_phones_play_taco_in_digital_mode_timed_from_the_card(phone_table: tuple[TableService, int]) -> None:
+    service, port = phone_table
+    phones = four_phone_players(service, port, random.Random(23))
+    # Every card a taco: the first flip, said "taco", is due.
+    service.submit("start_game", {"kind": "taco", "settings": {"mode": "digital", "deck": {"taco": 48},
+                                                                "lead_in_ms": 300, "tempo_ms": 5000}})
+
+    def top() -> dict[str, Any] | None:
+        game = service.snapshot()[1]["game"]
+        return game["view"]["top"] if game else None
+
+    wait_until(lambda: (top() or {}).get("due") is True, "a due card on the table")
+    card = top()
+    assert card is not None
+    for p in phones:
+        p.sync_once()
+    time.sleep(0.4)  # well past false_start_ms (100): a fair slap, not a flinch
+    order = [3, 1, 4, 2]
+    verdict = play_round(service, [phone_slap(phones[pad - 1]) for pad in order])
+    assert verdict["timing"] == "card" and verdict["ref_us"] == card["at_us"]
+    assert [e["player"] for e in verdict["order"]] == order, verdict["reason"]
+    assert verdict["taker"] == order[-1]
+    assert all(0 < e["uncertainty_ms"] < 40 for e in verdict["order"])
+    assert "uncertain by at most" in verdict["reason"], verdict["reason"]

@@ -194,3 +194,41 @@ def test_a_calibration_is_kept_per_phone_across_a_restart(table: tuple[TableServ
     assert tags[a.me()["tag"]]["latency"] == latency
     response = a.client.delete("/api/pad/calibration", headers=a.headers)
     assert response.status_code == 200 and response.get_json()["latency"]["calibrated"] is False
+
+
+def test_health_counts_phone_hits_refusals_and_the_pads_phones_hold(table: tuple[TableService, Any]) -> None:
+    service, app = table
+    seat(service, ["Ann", "Bo"])
+    before = app.test_client().get("/api/health").get_json()["phone_pads"]
+    assert before == {"phones": 0, "pads_held": [], "rounds": 0, "hits": 0, "refused": 0, "forgotten": 0}
+    synced, unsynced = Phone(app), Phone(app)
+    synced.sync(rounds=10)
+    synced.claim_free_pad(2)
+    unsynced.claim_free_pad(1)
+    assert synced.post("/api/pad/hit", {"at_us": phone_now()}).status_code == 202
+    assert unsynced.post("/api/pad/hit", {"at_us": phone_now()}).status_code == 409
+    health = app.test_client().get("/api/health").get_json()
+    assert health["phone_pads"] == {"phones": 2, "pads_held": [1, 2], "rounds": 9, "hits": 1, "refused": 1,
+                                    "forgotten": 0}
+    # The source's own count stays the source's: the phone's hit is not a simulated pad's.
+    assert health["pads"]["hits"] == 0
+
+
+def test_a_sync_round_is_stamped_when_the_request_reached_the_app(table: tuple[TableService, Any]) -> None:
+    service, app = table
+    phone = Phone(app)
+    late = {"by_us": 0}
+    real_sync = service.phone_pads.sync
+
+    def slow_sync(*args: Any, **kwargs: Any) -> Any:
+        # Work between arrival and the handler (a busy table): t2 must not move with it.
+        started = service.source.now_us()
+        time.sleep(0.03)
+        late["by_us"] = service.source.now_us() - started
+        return real_sync(*args, **kwargs)
+
+    service.phone_pads.sync = slow_sync  # type: ignore[method-assign]
+    before = service.source.now_us()
+    answer = phone.post("/api/pad/sync", {"t1_us": phone_now()}).get_json()
+    assert late["by_us"] >= 30_000
+    assert before <= answer["t2_us"] < before + 30_000 <= answer["t3_us"]
