@@ -58,6 +58,8 @@ MAX_PHONES = 64
 #: When a phone was last seen is written to the file at most this often per phone (a sync comes 10 times
 #: a second; the file needs the day, not the moment).
 SEEN_SAVE_S = 3600
+#: A phone on /pad keeps calling (its sync rounds); one heard from this recently, holding no pad, is waiting for a code.
+WAITING_S = 120.0
 
 
 @dataclass
@@ -212,6 +214,12 @@ class PhonePads:
                 elif self._holder(pad) is not None:
                     self._codes.pop(pad, None)
             return dict(sorted(self._codes.items()))
+
+    def waiting(self, within_s: float = WAITING_S) -> int:
+        """Phones that called the table within ``within_s`` seconds and hold no pad: a code is wanted."""
+        now = self.wall_s()
+        with self._lock:
+            return sum(1 for d in self._devices.values() if d.pad is None and now - d.seen_s <= within_s)
 
     def claim(self, token: str, code: Any) -> int:
         """This phone takes the free pad whose code is ``code``; returns the pad."""

@@ -171,8 +171,9 @@ def pad_uncalibrate() -> ResponseReturnValue:
 
 @bp.get("/api/pad/codes")
 def pad_codes() -> ResponseReturnValue:
-    """The claim code of every pad no phone holds (the table screen shows them)."""
-    return jsonify(codes={str(pad): code for pad, code in _phones().codes().items()})
+    """The claim code of every pad no phone holds, and how many phones wait for one (the table screen shows them then)."""
+    phones = _phones()
+    return jsonify(codes={str(pad): code for pad, code in phones.codes().items()}, waiting=phones.waiting())
 
 
 @bp.get("/api/pad/phones")

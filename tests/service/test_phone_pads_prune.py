@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from companion.phonepads import FORGET_AFTER_S, MAX_PHONES, PHONE_PADS_FILE, SEEN_SAVE_S, PhonePads
+from companion.phonepads import FORGET_AFTER_S, MAX_PHONES, PHONE_PADS_FILE, SEEN_SAVE_S, WAITING_S, PhonePads
 
 DAY_S = 24 * 3600
 
@@ -104,3 +104,19 @@ def test_the_file_is_private_from_its_first_byte(tmp_path: Path, caplog: pytest.
             phones.calibrate(phones.new_device(), [40_000] * 10)
     assert (tmp_path / PHONE_PADS_FILE).stat().st_mode & 0o077 == 0
     assert not [r for r in caplog.records if "open to other users" in r.getMessage()]
+
+
+def test_a_phone_waits_for_a_code_while_it_calls_the_table_holding_no_pad(tmp_path: Path) -> None:
+    """The table screen shows the claim codes only then (padcodes.js reads ``waiting``)."""
+    clock = WallClock()
+    phones = pads(tmp_path, clock)
+    assert phones.waiting() == 0  # a table of hardware pads: no phone, no codes on the screen
+    token = phones.new_device()
+    assert phones.waiting() == 1
+    phones.claim(token, phones.codes()[2])
+    assert phones.waiting() == 0  # it holds a pad now
+    other = phones.new_device()
+    clock.now += WAITING_S + 1
+    assert phones.waiting() == 0  # its /pad page closed long ago
+    phones.me(other)  # the page calls again
+    assert phones.waiting() == 1

@@ -1,4 +1,5 @@
-/* The table screen's list of free pads and the code a phone types on /pad to take one (GET /api/pad/codes). */
+/* The table screen's list of free pads and the code a phone types on /pad to take one (GET /api/pad/codes),
+ * shown while a phone on /pad holds no pad. */
 (function () {
   "use strict";
   var box = document.getElementById("pad-codes");
@@ -10,7 +11,7 @@
     ((state && state.players) || []).forEach(function (p) { if (p.pad) { owners[p.pad] = p.name; } });
     return owners;
   }
-  function show(codes) {
+  function show(codes, waiting) {
     var owners = names();
     list.innerHTML = "";
     Object.keys(codes).forEach(function (pad) {
@@ -23,12 +24,13 @@
       li.appendChild(code);
       list.appendChild(li);
     });
-    box.hidden = Object.keys(codes).length === 0;
+    // Only while a phone on /pad holds no pad: a table of hardware pads never sees the box.
+    box.hidden = Object.keys(codes).length === 0 || !waiting;
   }
   function poll() {
     fetch("/api/pad/codes", { credentials: "same-origin", cache: "no-store" })
       .then(function (r) { return r.json(); })
-      .then(function (data) { show(data.codes || {}); })
+      .then(function (data) { show(data.codes || {}, data.waiting || 0); })
       .catch(function () { /* offline: the live badge says so */ });
   }
   poll();
