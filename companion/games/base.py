@@ -82,7 +82,7 @@ class Event:
 class CommandSpec:
     """What the web and docs need to know about one command (a game's or the table's).
 
-    ``args`` names every argument the command takes: :func:`check_command`
+    ``args`` names every argument the command takes: :meth:`CommandTable.check`
     refuses any other by name, so a script's typo is a clear 400 instead of a
     silently ignored argument. ``arg_specs`` declares each one's type and range
     (:class:`ArgSpec`), checked once before the command's method runs; a name
@@ -243,11 +243,6 @@ class Game(ABC):
     def command_names(cls) -> frozenset[str]:
         """The names of every command ``decide`` accepts."""
         return frozenset(spec.name for spec in cls.command_specs)
-
-    @classmethod
-    def check_command(cls, command: Command) -> CommandSpec:
-        """The spec of ``command``, or InputError naming an unknown command or an argument it does not take."""
-        return CommandTable(cls.title, cls.command_specs, {}).check(command)
 
     def decide(self, command: Command) -> list[Event]:
         """Events caused by ``command``, or RuleError/InputError with the reason. Never mutates.
