@@ -73,6 +73,12 @@ def test_toasts_do_not_pile_up_and_a_refused_removal_is_said_before_any_confirm(
     page.locator(".toast", has_text="already").first.wait_for()
     assert page.locator(".toast").count() <= 3
     assert page.locator(".toast", has_text="already").count() == 1  # the same message renews, not repeats
+    # Five different refusals: only the newest three stay.
+    for ref in ("Nobody1", "Nobody2", "Nobody3", "Nobody4", "Nobody5"):
+        page.evaluate("r => Tabletop.api.command('update_player', {player: r, name: 'X'}).catch(() => {})", ref)
+    page.locator(".toast", has_text="'Nobody5'").wait_for()
+    texts = page.locator(".toast").all_inner_texts()
+    assert len(texts) == 3 and ["'Nobody3'" in texts[0], "'Nobody4'" in texts[1], "'Nobody5'" in texts[2]] == [True] * 3, texts
     assert errors == []
 
 

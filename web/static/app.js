@@ -263,9 +263,25 @@
     });
   }
 
+  function findPlayer(state, id) {
+    return ((state || {}).players || []).filter(function (x) { return x.id === id; })[0];
+  }
+
   function playerName(state, id) {
-    var p = (state.players || []).filter(function (x) { return x.id === id; })[0];
+    var p = findPlayer(state, id);
     return p ? p.name : "?";
+  }
+
+  /** The player ``id`` in the latest state, or a stand-in named "#id" (the verdict flash and the replay). */
+  function player(id) {
+    return findPlayer(window.Tabletop.latestState, id) || { id: id, name: "#" + id, colour: "#555b66" };
+  }
+
+  /** The CSV a spreadsheet opens as a table, where game ``g`` has one (Taco's verdicts, Tap 4's sheet), else null. */
+  function sheetUrl(g) {
+    if (g.kind === "taco") { return "/api/games/taco/" + g.game_id + "/verdicts.csv"; }
+    if (g.kind === "tap4") { return "/api/games/tap4/" + g.game_id + "/sheet.csv"; }
+    return null;
   }
 
   function el(tag, attrs, text) {
@@ -321,6 +337,8 @@
     renderGame: renderGame,
     toast: toast,
     playerName: playerName,
+    player: player,
+    sheetUrl: sheetUrl,
     el: el,
     latestState: null
   };

@@ -18,40 +18,35 @@
   var timer = null;
   var audio = null;
 
-  function person(id) {
-    var p = ((T.latestState || {}).players || []).filter(function (x) { return x.id === id; })[0];
-    return p || { id: id, name: "#" + id, colour: "#555b66" };
-  }
-
   function cap(word) { return word ? word.charAt(0).toUpperCase() + word.slice(1) : ""; }
 
   function names(ids) {
-    var list = ids.map(function (id) { return person(id).name; });
+    var list = ids.map(function (id) { return T.player(id).name; });
     return list.length <= 1 ? list.join("") : list.slice(0, -1).join(", ") + " and " + list[list.length - 1];
   }
 
   /* What the flash says about one verdict: {sound, player, headline, detail, reason, rows}. */
   function describe(v) {
-    var taker = person(v.taker);
+    var taker = T.player(v.taker);
     var detail = [];
     if (v.card) { detail.push(cap(v.card) + (v.word ? " said with " + cap(v.word) : "")); }
     if (v.timing === "card") { detail.push("times after the card"); } else if (v.timing === "first_slap") { detail.push("times after the first slap"); }
     var out = { sound: "last", player: taker, headline: taker.name + " takes the pile", detail: detail.join(" · "), reason: "", rows: [] };
     if (v.kind === "slap" && v.winner !== null && v.winner !== undefined) {
-      var w = person(v.winner);
+      var w = T.player(v.winner);
       out.sound = "win"; out.player = w;
       out.headline = w.name + " wins!";
       out.reason = w.name + " had no cards left and slapped first, so " + w.name + " wins the game";
     } else if (v.kind === "slap") {
       var missing = v.missing || [];
       out.reason = missing.length
-        ? names(missing) + (missing.length === 1 ? " never slapped" : " never slapped") + ", so " + taker.name + " takes the pile"
+        ? names(missing) + " never slapped" + ", so " + taker.name + " takes the pile"
         : taker.name + " slapped last, so " + taker.name + " takes the pile";
       if ((v.photo_finish || []).some(function (p) { return p.decides === "last"; })) { out.reason += " (a photo finish)"; }
     } else if (v.kind === "flinch") {
       out.sound = "flinch";
       out.headline = taker.name + " flinched and takes the pile";
-      out.rows = (v.order || []).map(function (e) { return { player: person(e.player), text: T.flinchWords(e.flinch) }; });
+      out.rows = (v.order || []).map(function (e) { return { player: T.player(e.player), text: T.flinchWords(e.flinch) }; });
       out.reason = taker.name + " slapped first when no slap was due, so " + taker.name + " takes the pile";
     } else if (v.kind === "penalty") {
       out.sound = "flinch";
@@ -124,8 +119,8 @@
   /* A penalty given after the verdict (an `overruled` event): the pile changes hands, so the flash says so. */
   function describeOverrule(o) {
     if (o.action !== "penalty" && o.action !== "reassign") { return null; }
-    var to = person(o.to);
-    var from = person(o.from);
+    var to = T.player(o.to);
+    var from = T.player(o.from);
     return {
       sound: o.action === "penalty" ? "flinch" : "last", player: to, rows: [], detail: "Verdict " + o.verdict + " overruled",
       headline: to.name + " takes the pile" + (o.action === "penalty" && o.note ? " for " + o.note : ""),

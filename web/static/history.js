@@ -22,8 +22,8 @@
   function files(g) {
     // A spreadsheet table where the game has one (Taco's verdicts, Tap 4's sheet); the whole log always.
     var links = [];
-    if (g.kind === "taco") { links.push(h("a", { href: "/api/games/taco/" + g.game_id + "/verdicts.csv" }, "verdicts CSV")); }
-    if (g.kind === "tap4") { links.push(h("a", { href: "/api/games/tap4/" + g.game_id + "/sheet.csv" }, "sheet CSV")); }
+    var sheet = T.sheetUrl(g);
+    if (sheet) { links.push(h("a", { href: sheet }, g.kind === "taco" ? "verdicts CSV" : "sheet CSV")); }
     links.push(h("a", { href: "/api/games/" + g.game_id + "/export.json" }, "log"));
     return links.reduce(function (acc, a) { if (acc.length) { acc.push(" · "); } acc.push(a); return acc; }, []);
   }

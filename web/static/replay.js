@@ -18,11 +18,6 @@
   var box = null;
   var timers = [];
 
-  function person(id) {
-    var p = ((T.latestState || {}).players || []).filter(function (x) { return x.id === id; })[0];
-    return p || { id: id, name: "#" + id, colour: "#555b66" };
-  }
-
   function stop() {
     timers.forEach(clearTimeout);
     timers = [];
@@ -44,7 +39,7 @@
     var cursor = h("div", { "class": "rp-cursor" });
     var track = h("div", { "class": "rp-track" }, [cursor]);
     var marks = hits.map(function (e) {
-      var p = person(e.player);
+      var p = T.player(e.player);
       var mark = h("div", { "class": "rp-mark" + (e.flinch ? " flinch" : ""), "data-player": p.id,
         style: "left:" + (100 * e.after_ms / span).toFixed(2) + "%" }, [
         h("span", { "class": "rp-name" }, p.name),
@@ -54,7 +49,7 @@
       track.appendChild(mark);
       return { el: mark, at: e.after_ms };
     });
-    var never = (v.missing || []).map(function (id) { return person(id).name; });
+    var never = (v.missing || []).map(function (id) { return T.player(id).name; });
     box.replaceChildren.apply(box, [
       h("div", { "class": "rp-title" }, ["Instant replay", h("span", { "class": "rp-speed" }, " · " + SLOW + "× slower · ms after " +
         (v.timing === "first_slap" ? "the first slap" : "the card"))]),

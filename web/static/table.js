@@ -360,8 +360,7 @@
         var links = T.el("span", { "class": "past-links" });
         links.appendChild(T.el("a", { href: "/api/games/" + g.game_id + "/export.json", "aria-label": g.title + " as JSON" }, "JSON"));
         // The CSV a spreadsheet opens as a table where the game has one (Taco's verdicts, Tap 4's sheet).
-        var csv = g.kind === "taco" ? "/api/games/taco/" + g.game_id + "/verdicts.csv"
-          : g.kind === "tap4" ? "/api/games/tap4/" + g.game_id + "/sheet.csv" : "/api/games/" + g.game_id + "/export.csv";
+        var csv = T.sheetUrl(g) || "/api/games/" + g.game_id + "/export.csv";
         links.appendChild(T.el("a", { href: csv, "aria-label": g.title + " as CSV" }, "CSV"));
         li.appendChild(links);
         list.appendChild(li);
