@@ -209,10 +209,10 @@ class PhonePads:
         """The claim code of every pad no phone holds (the table screen shows them)."""
         with self._lock:
             for pad in range(1, self.pad_count + 1):
-                if self._holder(pad) is None and pad not in self._codes:
-                    self._codes[pad] = f"{secrets.randbelow(10 ** CODE_DIGITS):0{CODE_DIGITS}d}"
-                elif self._holder(pad) is not None:
+                if self._holder(pad) is not None:
                     self._codes.pop(pad, None)
+                elif pad not in self._codes:
+                    self._codes[pad] = f"{secrets.randbelow(10 ** CODE_DIGITS):0{CODE_DIGITS}d}"
             return dict(sorted(self._codes.items()))
 
     def waiting(self, within_s: float = WAITING_S) -> int:
@@ -223,7 +223,8 @@ class PhonePads:
 
     def claim(self, token: str, code: Any) -> int:
         """This phone takes the free pad whose code is ``code``; returns the pad."""
-        if not isinstance(code, str) or not code.strip().isdigit():
+        # (ASCII digits only: compare_digest refuses other characters, and "١٢٣٤" is digits to isdigit())
+        if not isinstance(code, str) or not code.strip().isascii() or not code.strip().isdigit():
             raise InputError(f"'code' must be the {CODE_DIGITS} digits shown on the table screen, got {code!r}")
         self.codes()  # every free pad has a code
         with self._lock:
@@ -240,9 +241,9 @@ class PhonePads:
             device = self._by_tag(tag)
             if pad is None:
                 device.pad = None
+                self._save()
             else:
-                self._give(device, self._check_pad(pad), forced=True)
-            self._save()
+                self._give(device, self._check_pad(pad), forced=True)  # (it saves)
             return device.public()
 
     def release(self, token: str) -> None:
@@ -419,17 +420,27 @@ class PhonePads:
             return undated
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
-            for token, entry in data.get("phones", {}).items():
+        except (OSError, ValueError) as exc:
+            log.warning("%s could not be read (%s); phones start uncalibrated", self.path, exc)
+            return undated
+        phones = data.get("phones") if isinstance(data, dict) else None
+        if not isinstance(phones, dict):
+            log.warning("%s holds no {\"phones\": {...}} object; phones start uncalibrated", self.path)
+            return undated
+        now = self.wall_s()
+        for token, entry in phones.items():
+            # Each phone on its own: a damaged entry costs that phone only, never the ones after it.
+            try:
                 pad = entry.get("pad")
                 # A file from before "seen" was kept: its phones count as seen now, not as long gone.
                 undated = undated or "seen" not in entry
-                seen = entry.get("seen", self.wall_s())
-                seen = float(seen) if isinstance(seen, (int, float)) and not isinstance(seen, bool) else self.wall_s()
+                seen = entry.get("seen", now)
+                seen = float(seen) if isinstance(seen, (int, float)) and not isinstance(seen, bool) else now
                 self._devices[token] = PhoneDevice(
                     token, str(entry["tag"]), pad if isinstance(pad, int) and 1 <= pad <= self.pad_count else None,
                     TouchLatency.from_dict(entry["latency"]), seen_s=seen, saved_seen_s=seen)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            log.warning("%s could not be read (%s); phones start uncalibrated", self.path, exc)
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                log.warning("%s: phone entry %.8s… could not be read (%s); that phone starts anew", self.path, token, exc)
         return undated
 
     def _save(self) -> None:

@@ -120,3 +120,28 @@ def test_a_phone_waits_for_a_code_while_it_calls_the_table_holding_no_pad(tmp_pa
     assert phones.waiting() == 0  # its /pad page closed long ago
     phones.me(other)  # the page calls again
     assert phones.waiting() == 1
+
+
+def test_a_damaged_phone_entry_costs_that_phone_only(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    clock = WallClock()
+    phones = pads(tmp_path, clock)
+    first, second = phones.new_device(), phones.new_device()
+    phones.calibrate(second, [40_000] * 10)
+    path = tmp_path / PHONE_PADS_FILE
+    data = json.loads(path.read_text())
+    del data["phones"][first]["latency"]  # the first entry damaged; the second still whole
+    path.write_text(json.dumps(data))
+    with caplog.at_level(logging.WARNING):
+        again = pads(tmp_path, clock)
+    assert again.known(second) and not again.known(first)
+    assert again.me(second)["latency"]["calibrated"] is True
+    assert "that phone starts anew" in caplog.text
+
+
+def test_a_claim_code_of_other_digits_is_refused_as_input(tmp_path: Path) -> None:
+    from core.errors import InputError
+
+    phones = pads(tmp_path, WallClock())
+    token = phones.new_device()
+    with pytest.raises(InputError, match="4 digits shown on the table screen"):
+        phones.claim(token, "\u0661\u0662\u0663\u0664")  # Arabic-Indic digits: isdigit() says yes
