@@ -23,9 +23,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from companion.games.base import Event, Game, Player
 from companion.games.taco_stats import game_stats as taco_game_stats
+from companion.table_events import TABLE_EVENTS
 
-#: Table events in a game's history; every other type is the game's own and is folded.
-_TABLE_TYPES = frozenset({"game_started", "game_ended", "undo", "hit", "pad_source"})
 
 
 def players_of(summary: Mapping[str, Any]) -> list[Player]:
@@ -39,7 +38,7 @@ def players_of(summary: Mapping[str, Any]) -> list[Player]:
 
 def effective_game_events(events: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The game's own events still in effect: undone ones and the table's events left out."""
-    return [e for e in events if not e.get("undone") and e.get("type") not in _TABLE_TYPES]
+    return [e for e in events if not e.get("undone") and e.get("type") not in TABLE_EVENTS]
 
 
 def final_view(game_cls: type[Game], summary: Mapping[str, Any], events: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
@@ -140,7 +139,8 @@ def taco_highlights(players: Sequence[Player], events: Sequence[Mapping[str, Any
     by_id = {p.id: p for p in players}
     out: list[dict[str, Any]] = []
     fastest: tuple[float, int] | None = None
-    for e in effective_game_events(events):
+    effective = effective_game_events(events)
+    for e in effective:
         data = e["data"]
         if e["type"] != "verdict" or data.get("kind") != "slap" or data.get("timing") != "card":
             continue
@@ -151,7 +151,7 @@ def taco_highlights(players: Sequence[Player], events: Sequence[Mapping[str, Any
         p = by_id[fastest[1]]
         out.append(_highlight("fastest_reaction", "Fastest reaction", p,
                               f"{p.name} slapped {fastest[0]:g} ms after the card", fastest[0]))
-    per_player = taco_game_stats(effective_game_events(events))
+    per_player = taco_game_stats(effective)
     for key, kind, title, what in (("flinches", "most_flinches", "Most flinches", "flinched"),
                                    ("piles", "most_piles", "Most piles taken", "took the pile")):
         counts = [(row[key], pid) for pid, row in per_player.items() if row[key] > 0 and pid in by_id]
