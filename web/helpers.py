@@ -80,3 +80,10 @@ def check_keys(data: dict[str, Any], allowed: set[str], where: str = "the body")
     unknown = sorted(set(data) - allowed)
     if unknown:
         raise InputError(f"{where} has an unknown field {unknown[0]!r}; valid fields: {', '.join(sorted(allowed))}")
+
+
+def refuse_hit_if_log_broken(service: "TableService") -> None:
+    """503 with Retry-After when the event log cannot record: a hit is refused, not queued to be dropped."""
+    problem = service.log_problem()
+    if problem is not None:
+        raise ApiError(503, f"the hit was not recorded: {problem['message']}", {"Retry-After": "2"})

@@ -15,7 +15,7 @@ from flask import Blueprint, Flask, jsonify, render_template, request, session
 from flask.typing import ResponseReturnValue
 
 from companion.phonepads import PhonePads
-from web.helpers import ApiError, check_keys, current_service, json_object
+from web.helpers import ApiError, check_keys, current_service, json_object, refuse_hit_if_log_broken
 from web.security import csrf_protect, require_pin
 
 bp = Blueprint("pad", __name__)
@@ -113,9 +113,7 @@ def pad_hit() -> ResponseReturnValue:
     body = _body({"at_us", "kind", "sent_us"})
     if "at_us" not in body:
         raise ApiError(400, "'at_us' is missing; send the touch's PointerEvent.timeStamp in microseconds")
-    problem = current_service().log_problem()
-    if problem is not None:
-        raise ApiError(503, f"the hit was not recorded: {problem['message']}", {"Retry-After": "2"})
+    refuse_hit_if_log_broken(current_service())
     hit = _phones().hit(_token(), body["at_us"], body.get("kind", "slap"), body.get("sent_us"))
     return jsonify(queued=True, hit=hit.to_dict()), 202
 

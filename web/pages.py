@@ -15,18 +15,21 @@ bp = Blueprint("pages", __name__)
 GAME_SCRIPTS_DIR = Path(__file__).parent / "static" / "games"
 
 
-def game_scripts() -> list[str]:
-    """Kinds with a UI script ``static/games/<kind>.js`` (others get the built-in fallback)."""
+def _game_files(suffix: str) -> list[str]:
+    """The kinds with a file ``static/games/<kind><suffix>``."""
     if not GAME_SCRIPTS_DIR.is_dir():
         return []
-    return sorted(p.stem for p in GAME_SCRIPTS_DIR.glob("*.js"))
+    return sorted(p.stem for p in GAME_SCRIPTS_DIR.glob("*" + suffix))
+
+
+def game_scripts() -> list[str]:
+    """Kinds with a UI script ``static/games/<kind>.js`` (others get the built-in fallback)."""
+    return _game_files(".js")
 
 
 def game_styles() -> list[str]:
     """Kinds with a stylesheet ``static/games/<kind>.css``, linked in every page's head (no flash of unstyled game)."""
-    if not GAME_SCRIPTS_DIR.is_dir():
-        return []
-    return sorted(p.stem for p in GAME_SCRIPTS_DIR.glob("*.css"))
+    return _game_files(".css")
 
 
 def _may_see_pin() -> bool:

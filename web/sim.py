@@ -15,7 +15,7 @@ from flask.typing import ResponseReturnValue
 from core.checks import whole_number
 from core.errors import InputError
 from core.hits import HitKind
-from web.helpers import ApiError, check_keys, current_service, json_object
+from web.helpers import ApiError, check_keys, current_service, json_object, refuse_hit_if_log_broken
 from web.security import csrf_protect
 
 bp = Blueprint("sim", __name__)
@@ -63,10 +63,7 @@ def sim_hit() -> ResponseReturnValue:
             f"the pads are real hardware ({pads['source']}), so hits cannot be simulated; start with --pads sim",
         )
     args = _hit_args(json_object(), pads["pads"])
-    problem = service.log_problem()
-    if problem is not None:
-        # The hit could not be recorded: say so rather than queue it to be dropped.
-        raise ApiError(503, f"the hit was not recorded: {problem['message']}", {"Retry-After": "2"})
+    refuse_hit_if_log_broken(service)
     hit = service.inject_hit(args["pad"], args["kind"], args["strength"], args["at_us"])
     # 202: the hit is on the table loop's queue; its "hit" event follows on /api/events.
     return jsonify(queued=True, hit=hit.to_dict()), 202
