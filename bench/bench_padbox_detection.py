@@ -70,7 +70,7 @@ SEED = 20261201
 HUM_CASE = "model_hum_touches"
 TARGETS = {
     "dropped": "0", "as_touch": "0", "false": "0", "onset_p99": "p99 <= 150", "onset_worst": "|worst| <= 300",
-    "order": "0 wrong", "verdict": "0 wrong", "scan_p99": "<= 150", "gap": "<= 250",
+    "order": "0 wrong", "verdict": "0 wrong", "scan_p99": "<= 150", "gap": "<= 250", "lost": "0",
 }
 
 
@@ -169,6 +169,8 @@ class Tally:
     verdicts: Counter = field(default_factory=Counter)
     scans: list[tuple[str, float, float, float]] = field(default_factory=list)  # file, median, p99, gap (us)
     stack_min: int = 0xFFFF
+    restarts: int = 0  # times the firmware's sample FIFO overflowed (its sampler started afresh)
+    fifo_peak: int = -1  # the fullest the FIFO was at a scan's end (-1: a firmware without one)
     refused: int = 0
     rounds: int = 0
     examples: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
@@ -183,6 +185,8 @@ class Tally:
         self.scans.append((sf.name, report.get("scan_cycles_median", 0) / 16, report.get("scan_cycles_p99", 0) / 16,
                            report.get("gap_cycles_max", 0) / 16))
         self.stack_min = min(self.stack_min, report.get("stack_min_address", 0xFFFF))
+        self.restarts += report.get("sampler_restarts", 0)
+        self.fifo_peak = max(self.fifo_peak, report.get("fifo_peak", -1))
         contacts = [(c, r) for r in sf.rounds for c in r.contacts]
         match = _match(contacts, hits)  # contact index -> hit index
         used = set(match.values())
@@ -428,12 +432,20 @@ def build_table(fws: Sequence[Firmware], main: dict[str, Tally], hum: dict[str, 
           TARGETS["scan_p99"])
     t.row("longest gap between samples of a pad, us",
           [f"{_f(max(s[3] for s in scans[fw.label]))}" for fw in fws], TARGETS["gap"])
+    t.row("sample FIFO overflows (samples lost), all files",
+          [str(sum(x.restarts for x in everything[fw.label])) for fw in fws], TARGETS["lost"])
+    t.row("sample FIFO: fullest at a scan's end, samples",
+          [_fifo_cell(max(x.fifo_peak for x in everything[fw.label])) for fw in fws])
     t.row("flash / static RAM, bytes", [f"{sizes[fw.label]['flash']} / {sizes[fw.label]['ram']}" for fw in fws])
     stack = {lab: min(tally.stack_min for tally in ts) for lab, ts in everything.items()}
     t.row("stack: deepest / headroom above _end, bytes",
           [f"{simtools.RAMEND - stack[fw.label] + 1} / {stack[fw.label] - bss[fw.label]}" for fw in fws])
     t.row("lines refused by the host parser", [str(sum(x.refused for x in everything[fw.label])) for fw in fws], "0")
     return t.text()
+
+
+def _fifo_cell(peak: int) -> str:
+    return "-" if peak < 0 else str(peak)
 
 
 class DetectionReport(Report):

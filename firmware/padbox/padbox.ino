@@ -38,13 +38,21 @@
 #include "detect.h"
 #include "proto.h"
 
-#define FW_VERSION "2.0.0"
+#define FW_VERSION "2.1.0"
 #ifndef PADBOX_PADS
 #define PADBOX_PADS 8
 #endif
+/* Timer1 ticks (0.5 us) from one conversion to the next while the loop
+ * keeps up ("Sampling"): 20 us, a 13 us conversion and 7 us for the
+ * handler's 60 cycles and the loop's work on a quiet or ringing sample. */
+#ifndef SAMPLE_TICKS
+#define SAMPLE_TICKS 40u
+#endif
+/* One scan of all pads, rounded up to whole us: the resolution HELLO gives. */
+#define SCAN_US ((PADBOX_PADS * SAMPLE_TICKS + 1u) / 2u)
 #define HB_PERIOD_US 500000ul
 #define LVL_PERIOD_US 50000ul
-#define BOOT_LEARN_SCANS 150u  /* x ~120 us: 18 ms, most of a mains period */
+#define BOOT_LEARN_SCANS 150u  /* x 148 us: 22 ms, more than a mains period */
 #define BUTTON_RELEASE_US 5000ul  /* a press counts only after 5 ms released */
 #define BUTTON_RESOLUTION_US 8u   /* edge interrupt latency bound, worst case */
 #define EEPROM_MAGIC0 'P'
@@ -55,13 +63,14 @@
 
 /* ---------------------------------------------------------------- clock */
 
-/* The scan's state, kept in registers by scan_pads(): the stamp of the
- * conversion in flight, and a copy of the reference (see "Sample times").
- * Declared before any function: the Arduino IDE puts its prototypes there. */
+/* The scan's place in the sample FIFO, kept in registers by scan_pads():
+ * the next sample to take and its time in microseconds plus a half
+ * (frac). Declared before any function: the Arduino IDE puts its
+ * prototypes there. */
 typedef struct {
-    uint16_t stamp;
-    uint16_t ref_tick;
-    uint32_t ref_us;
+    uint8_t tail;
+    uint8_t frac;
+    uint32_t t_us;
 } scan_t;
 
 /* Microseconds at the last Timer1 overflow: one overflow is 65536 ticks of
@@ -153,7 +162,6 @@ static uint8_t tx_free(void) { return (uint8_t)((tx_tail - tx_head - 1u) & TXQ_M
 static detect_t det;
 static uint8_t npads = PADBOX_PADS;
 static uint8_t button_mode;
-static uint16_t scan_res_us = 1;   /* measured scan period, rounded up */
 static uint16_t lvl_latest[DETECT_MAX_PADS];
 static uint16_t lvl_peak[DETECT_MAX_PADS];
 static uint8_t streaming;
@@ -164,28 +172,36 @@ typedef struct {
     uint8_t pad;
     uint32_t t_us;
 } press_t;
-static volatile press_t pressq[8];
 static volatile uint8_t press_head;
 static uint8_t press_tail;
 static uint8_t btn_last = 0xFF; /* 1 = released (pull-up) */
-static uint32_t btn_press[DETECT_MAX_PADS];
 
-/* What only the piezo scan needs (see "Sample times"; between scan_pads()
- * and the work that moves the reference) ... */
+/* What only the piezo scan needs: the samples from the sampling interrupt
+ * (see "Sampling") and the loop's place in them ... */
+#define FIFO_N 32u       /* samples (a power of two, at least 2 x PADBOX_PADS): 4 scans of 8 pads */
 typedef struct {
-    uint16_t conv_stamp;  /* TCNT1 when the conversion in flight started */
-    uint16_t ref_tick;    /* the reference (scan_pads keeps a copy in registers) */
-    uint32_t ref_us;
-    detect_hit_t decided; /* a pad's decision, as detect_poll_at() writes it */
-    uint8_t scans_left;   /* scan_pads(): scans still to do, 0: forever */
+    uint16_t fifo[FIFO_N]; /* the handler's results, entry n mod FIFO_N */
+    uint8_t tail;          /* the loop's next sample (mod 256, like fifo_head) ... */
+    uint8_t frac;          /* ... and its time: t_us plus frac half microseconds */
+    uint32_t t_us;
+    detect_hit_t decided;  /* a pad's decision, as detect_poll_at() writes it */
+    uint8_t restart;       /* samples were written over: the sampler starts afresh at the scan's end */
+    uint8_t scans_left;    /* scan_pads(): scans still to do, 0: forever */
 } piezo_ram_t;
 /* ... and what only button mode needs share their RAM (2 KB: the stack's
  * headroom is what is left): a box is in one mode from reset on. */
+typedef struct {
+    uint32_t rise[DETECT_MAX_PADS];  /* when each pad was last released */
+    uint32_t press[DETECT_MAX_PADS]; /* and last counted as pressed */
+    press_t q[8];                    /* presses from the interrupt to the loop */
+} button_ram_t;
 static union {
-    uint32_t btn_rise[DETECT_MAX_PADS]; /* button mode: when each pad was last released */
+    button_ram_t btn;
     piezo_ram_t pz;
 } mode_ram;
-static uint32_t (&btn_rise)[DETECT_MAX_PADS] = mode_ram.btn_rise;
+static uint32_t (&btn_rise)[DETECT_MAX_PADS] = mode_ram.btn.rise;
+static uint32_t (&btn_press)[DETECT_MAX_PADS] = mode_ram.btn.press;
+static volatile press_t (&pressq)[8] = *(volatile press_t (*)[8])&mode_ram.btn.q;
 static piezo_ram_t &pz = mode_ram.pz;
 static uint8_t btn_pressed_once;
 
@@ -373,7 +389,7 @@ static void send_hello(void) {
     proto_add_u32(&l, PROTO_VERSION);
     proto_add_str(&l, FW_VERSION);
     proto_add_u32(&l, npads);
-    proto_add_u32(&l, button_mode ? BUTTON_RESOLUTION_US : scan_res_us);
+    proto_add_u32(&l, button_mode ? BUTTON_RESOLUTION_US : SCAN_US);
     proto_add_str(&l, button_mode ? "button" : "piezo");
     proto_add_u32(&l, clock_us());
     send_now();
@@ -575,116 +591,200 @@ static void adc_init(void) {
 #define ADCSRA_ON (_BV(ADEN) | _BV(ADPS2))
 #define ADC_MUX(ch) ((uint8_t)(_BV(REFS0) | (ch)))
 
-/* Sample times. A conversion is stamped with TCNT1 alone (ticks of 0.5 us)
- * the moment it starts (the sample-and-hold). Its time in microseconds
- * comes from a reference: an earlier stamp rounded down to an even tick
- * (ref_tick) and that stamp's exact time (ref_us), read off the 32-bit
- * clock (stamp_us). A stamp d = stamp - ref_tick ticks later is at
- * ref_us + d / 2 us: exactly what clock_us() would have read then (its
- * rounding of ticks down to whole us included), for d up to 65534 ticks
- * (32.7 ms). The reference moves on at the end of the first scan that
- * finds it REF_MAX_US old, and after any work that may have waited on the
- * serial line (scan_resync). A sample's time is then a 16-bit subtract and
- * shift and an add to the reference in registers: no clock read, no cli,
- * no 32-bit load; detection's fast paths take its low 16 bits. (The stamp
- * of the conversion in flight and the reference live in pz between
- * scan_pads() and that work.) */
+/* Sampling. Timer2 counts the same 0.5 us ticks as Timer1 and interrupts
+ * every SAMPLE_TICKS of them (18.5 us, CTC mode): the handler takes the
+ * conversion that ended meanwhile, starts the next pad's at once and puts
+ * the result in a FIFO. So each pad is sampled exactly every PADBOX_PADS x
+ * 18.5 us (148 us with 8 pads), whatever detection or the serial line is
+ * doing. The main loop takes the samples from the FIFO in order and
+ * catches up: a contact's start, a ringing fit or a decision that costs a
+ * few sample periods only fills the FIFO a little. No time is stored with
+ * a sample: conversion n starts n x SAMPLE_TICKS after the first, on the
+ * same crystal and prescale as the clock, plus the handler's fixed
+ * latency, so the loop counts the times on in half microseconds (scan_t). */
+#define FIFO_MASK (FIFO_N - 1u)
+/* From starting Timer2's count (sampler_start) to the sample-and-hold of
+ * the first match's conversion, in Timer1 ticks beyond SAMPLE_TICKS: the
+ * match's flag, the interrupt's response and the handler's first
+ * instructions (24 cycles). Checked in the simulator against its log of
+ * conversion starts: tests/firmware/test_firmware_sim.py replays that log
+ * through the detection core on the host and gets the image's onsets. */
+#ifndef SAMPLE_DELAY_TICKS
+#define SAMPLE_DELAY_TICKS 5u
+#endif
+/* Times the sampler started afresh because the FIFO overflowed (a long
+ * wait on the serial line), saturating at 255: GPIOR1, which the simulator
+ * harness reports. */
+#define SAMPLER_RESTARTS GPIOR1
+/* The FIFO's fill at the end of the fullest scan (the harness reports it too). */
+#define FIFO_PEAK GPIOR2
 
-/* TCNT1 is read without masking interrupts: no interrupt handler touches
- * Timer1's 16-bit registers, so their shared TEMP byte stays ours. */
-static inline uint16_t timer_stamp(void) __attribute__((always_inline));
-static inline uint16_t timer_stamp(void) { return TCNT1; }
+static volatile uint8_t fifo_head; /* samples the handler has stored (mod 256) */
+static uint8_t next_mux;           /* ADMUX for the next conversion */
+static uint8_t gap_extra;          /* the extra ticks after the conversion in flight, halved, x 4 (bits 2..7) */
+static volatile uint8_t gap_next;  /* the loop's choice for the periods to come: extra ticks x 2 ... */
+static volatile uint8_t ocr_next;  /* ... and OCR2A for them (SAMPLE_TICKS - 1 + extra) */
+/* A loop more than FIFO_SLOW samples behind at a scan's end slows the
+ * sampling down (set_pace): the periods to come are 4 ticks (2 us) longer
+ * for every sample beyond it, up to 126 ticks, and each sample carries its
+ * period's extra ticks, halved, in its bits 10..15 (SAMPLE_EXTRA_TICKS). So a
+ * burst of heavy work (eight contacts at once, every pad ringing after
+ * them) slows the sampling just as much as it needs, evenly, for as long
+ * as it lasts, and no sample is lost. */
+#define FIFO_SLOW 8u
+#define EXTRA_UNITS_MAX 63u /* of 2 ticks: 63 us at most */
+#define SAMPLE_EXTRA_TICKS(v) ((uint8_t)(((v) >> 10) << 1))
 
-/** The time in us of a stamp taken at most 32.7 ms ago (65535 ticks): the
- * clock now, less the ticks since the stamp. */
-static uint32_t stamp_us(uint16_t stamp) {
+/* The handler in assembly: avr-gcc's saves eleven registers. Only lds,
+ * sts, ldi and push come before the conversion starts (they leave SREG
+ * alone), so the sample-and-hold is 24 cycles after the match, always. */
+ISR(TIMER2_COMPA_vect, ISR_NAKED) {
+    asm volatile(
+        "push r24\n\t"
+        "push r25\n\t"
+        "push r30\n\t"
+        /* ADCL first: it holds the result of the channel still in ADMUX
+         * (read, it locks the result until ADCH is read). */
+        "lds r24, %[adcl]\n\t"
+        "lds r25, %[adch]\n\t"
+        "lds r30, %[mux]\n\t"
+        "sts %[admux], r30\n\t"
+        "ldi r30, %[start]\n\t"
+        "sts %[adcsra], r30\n\t" /* the next pad's sample-and-hold */
+        "push r31\n\t"
+        "in r31, __SREG__\n\t"
+        "push r31\n\t"
+        /* the ADMUX after it: the next pad, pad 1 after the last */
+        "lds r30, %[mux]\n\t"
+        "inc r30\n\t"
+        "cpi r30, %[mux_end]\n\t"
+        "brne 1f\n\t"
+        "ldi r30, %[mux_first]\n"
+        "1:\n\t"
+        "sts %[mux], r30\n\t"
+        /* the period after the conversion just read, set at the last match */
+        "lds r30, %[gap]\n\t"
+        "or r25, r30\n\t"
+        /* into the FIFO at head mod FIFO_N, head one on */
+        "lds r31, %[head]\n\t"
+        "mov r30, r31\n\t"
+        "lsl r30\n\t"
+        "andi r30, %[mask2]\n\t"
+        "subi r31, 0xFF\n\t"
+        "sts %[head], r31\n\t"
+        "ldi r31, 0\n\t"
+        "subi r30, lo8(-(%[fifo]))\n\t"
+        "sbci r31, hi8(-(%[fifo]))\n\t"
+        "st Z, r24\n\t"
+        "std Z+1, r25\n\t"
+        /* the period after the conversion just started, as the loop set it */
+        "lds r30, %[gap_next]\n\t"
+        "sts %[gap], r30\n\t"
+        "lds r30, %[ocr_next]\n\t"
+        "sts %[ocr], r30\n\t"
+        "pop r31\n\t"
+        "out __SREG__, r31\n\t"
+        "pop r31\n\t"
+        "pop r30\n\t"
+        "pop r25\n\t"
+        "pop r24\n\t"
+        "reti\n\t" ::
+        [adcl] "n"(_SFR_MEM_ADDR(ADCL)), [adch] "n"(_SFR_MEM_ADDR(ADCH)),
+        [admux] "n"(_SFR_MEM_ADDR(ADMUX)), [adcsra] "n"(_SFR_MEM_ADDR(ADCSRA)),
+        [ocr] "n"(_SFR_MEM_ADDR(OCR2A)),
+        [start] "M"(ADCSRA_ON | _BV(ADSC)), [mux] "i"(&next_mux),
+        [mux_end] "M"(ADC_MUX(PADBOX_PADS)), [mux_first] "M"(ADC_MUX(0)),
+        [head] "i"(&fifo_head), [gap] "i"(&gap_extra), [gap_next] "i"(&gap_next), [ocr_next] "i"(&ocr_next),
+        [fifo] "i"(&mode_ram.pz.fifo[0]), [mask2] "M"(FIFO_MASK << 1));
+}
+
+/** Start the sampler; the loop's first sample is pad 1's (pz.tail, pz.t_us). */
+static void sampler_start(void) {
+    cli();
+    TCCR2A = _BV(WGM21); /* CTC: the count restarts after OCR2A */
+    TCCR2B = 0;
+    OCR2A = SAMPLE_TICKS - 1u;
+    TCNT2 = 0;
+    TIFR2 = _BV(OCF2A);
+    TIMSK2 = _BV(OCIE2A);
     uint16_t lo;
     uint32_t base = clock_read(&lo);
-    /* In ticks: now is 2 base + lo, the stamp (lo - stamp) mod 65536 before it. */
-    return base + (uint32_t)(((int32_t)lo - (int32_t)(uint16_t)(lo - stamp)) >> 1);
-}
-
-/* A conversion that waited this long for work on the serial line is done
- * again (scan_resync). */
-#ifndef SCAN_RESTART_US
-#define SCAN_RESTART_US 30000ul
-#endif
-/* The reference moves on once it is this old (at the end of a scan; one
- * scan would have to last 28 ms to outrun it). */
-#define REF_MAX_US 4096u
-
-/** The reference moves to a stamp taken at most 32.7 ms ago. */
-static __attribute__((noinline)) void ref_at(uint16_t stamp) {
-    pz.ref_us = stamp_us(stamp);
-    pz.ref_tick = (uint16_t)(stamp & ~1u);
-}
-
-static void adc_start(uint8_t ch) {
-    ADMUX = ADC_MUX(ch);
+    TCCR2B = _BV(CS21); /* clk/8, as Timer1: the first match SAMPLE_TICKS from now */
+    /* Pad 1's first conversion by hand, about a sample period before the
+     * first match's (it is learnt from, never judged): entry 0. Entry n is
+     * then the conversion match n started, entry 1 at lo + SAMPLE_TICKS +
+     * SAMPLE_DELAY_TICKS. */
+    ADMUX = ADC_MUX(0);
     ADCSRA = ADCSRA_ON | _BV(ADSC);
-    pz.conv_stamp = timer_stamp();
+    next_mux = ADC_MUX(PADBOX_PADS > 1 ? 1 : 0);
+    fifo_head = 0;
+    gap_extra = 0;
+    gap_next = 0;
+    ocr_next = SAMPLE_TICKS - 1u;
+    pz.tail = 0;
+    pz.restart = 0;
+    uint32_t ticks = (uint32_t)lo + SAMPLE_DELAY_TICKS; /* entry 0's, after base (an even tick) */
+    pz.t_us = base + (ticks >> 1);
+    pz.frac = (uint8_t)(ticks & 1u);
+    sei();
 }
 
-/** After work that may have waited on the serial line (a reply, an LVL
- * line, a full outbox) while the conversion in flight (pz.conv_stamp) held
- * its sample: the reference moves to that conversion, so the scan's later
- * stamps count from it however long the wait. A wait over SCAN_RESTART_US
- * (never in practice: it takes a full outbox and a CFG reply at once) would
- * leave no reference near enough to both, so that pad is converted again
- * instead: its sample is taken after the wait. */
-static __attribute__((noinline)) void scan_resync(void) {
-    uint32_t t = pz.ref_us + ((uint16_t)(pz.conv_stamp - pz.ref_tick) >> 1);
-    if ((int32_t)(clock_us() - t) > (int32_t)SCAN_RESTART_US) {
-        ADCSRA = ADCSRA_ON | _BV(ADSC); /* the same pad: ADMUX is unchanged */
-        pz.conv_stamp = timer_stamp();
-        ref_at(pz.conv_stamp);
-        return;
-    }
-    pz.ref_tick = (uint16_t)(pz.conv_stamp & ~1u);
-    pz.ref_us = t;
+/** The loop's place in the FIFO: the next sample (tail) and its time (t_us
+ * and frac half microseconds). In registers in scan_pads(), in pz around
+ * work that may wait on the serial line. */
+static inline void scan_load(scan_t &sc) __attribute__((always_inline));
+static inline void scan_load(scan_t &sc) {
+    sc.tail = pz.tail;
+    sc.frac = pz.frac;
+    sc.t_us = pz.t_us;
+}
+static inline void scan_store(const scan_t &sc) __attribute__((always_inline));
+static inline void scan_store(const scan_t &sc) {
+    pz.tail = sc.tail;
+    pz.frac = sc.frac;
+    pz.t_us = sc.t_us;
+}
+/** After work that may have waited on the serial line: if the handler
+ * has written over samples not yet taken, the scan ends on what is there
+ * (newer samples of the same pads, FIFO_N being a multiple of the pads)
+ * and the sampler starts afresh at its end (pz.restart). */
+static __attribute__((noinline)) void fifo_catch_up(void) {
+    if ((uint8_t)(fifo_head - pz.tail) > FIFO_N) pz.restart = 1;
+}
+
+/** The sampler afresh, at a scan's end (pad 1 next), after samples were
+ * written over (fifo_catch_up). */
+static __attribute__((noinline)) void sampler_restart(void) {
+    TCCR2B = 0;                       /* no more matches ... */
+    while (ADCSRA & _BV(ADSC)) {}     /* ... and the conversion in flight done */
+    sampler_start();
+    SAMPLER_RESTARTS = (uint8_t)(SAMPLER_RESTARTS == 255u ? 255u : SAMPLER_RESTARTS + 1u);
 }
 
 static void send_hb_lvl(uint32_t now);
 
 /** The hit just decided (in pz.decided: static, so the scan loop keeps no
  * stack frame) to the outbox, which waits for room when full (never in
- * practice): then the reference moves (scan_resync). Before HELLO (while
- * the scan period is measured) decisions are made, so the measurement is
- * honest, but nothing is sent. */
-static __attribute__((noinline)) void send_decided(uint16_t stamp) {
+ * practice). Before HELLO (while the pads' rest points are learnt)
+ * decisions are made, so the start-up is honest, but nothing is sent. */
+static __attribute__((noinline)) void send_decided(void) {
     send_hit(pz.decided.pad, pz.decided.onset_us, pz.decided.is_slap, pz.decided.peak);
-    pz.conv_stamp = stamp;
-    scan_resync();
+    fifo_catch_up();
 }
 
-/* The rest of a scan's work, one small piece in each of the first slots
- * (while the ADC converts the next pad), so that no slot grows long: the
- * heartbeat (and LVL), received commands, EEPROM writes, a step of the
- * outbox. With fewer than four pads the last slot takes the pieces left. The checks are inline (a call that finds nothing to do would cost
- * its slot more than the check), the work is not. */
+/* The rest of a scan's work, one small piece in each of the first slots,
+ * so that no slot grows long: the heartbeat (and LVL), received commands,
+ * EEPROM writes, a step of the outbox. With fewer than four pads the last
+ * slot takes the pieces left. The checks are inline (a call that finds
+ * nothing to do would cost its slot more than the check), the work is not. */
 #define SLOT_OF(piece) ((piece) < PADBOX_PADS ? (piece) : PADBOX_PADS - 1)
 enum { WORK_HB, WORK_RX, WORK_SAVE };
-
-/** Work that may wait on the serial line (now: the time of the slot's
- * sample), then scan_resync(). */
-static __attribute__((noinline)) void slot_work(uint8_t what, uint32_t now, uint16_t stamp) {
-    pz.conv_stamp = stamp;
-    if (what == WORK_HB) send_hb_lvl(now);
+/** Work that may wait on the serial line, then the FIFO caught up. */
+static __attribute__((noinline)) void slot_work(uint8_t what) {
+    if (what == WORK_HB) send_hb_lvl(clock_us());
     else if (what == WORK_RX) rx_service();
     else save_service();
-    scan_resync();
-}
-
-static uint8_t res_count;
-static uint32_t res_start;
-
-/* The scan period, averaged over 64 scans, rounded up to whole us. */
-static __attribute__((noinline)) void measure_scan(uint32_t now) { /* (the scan loop counts the scans between) */
-    if (res_count == 0) res_start = now;
-    if (++res_count == 65) {
-        scan_res_us = (uint16_t)((now - res_start + 63u) >> 6);
-        res_count = 0;
-    }
+    fifo_catch_up();
 }
 
 /* While streaming (calibration): levels are the deviation from the pad's
@@ -695,54 +795,49 @@ static __attribute__((noinline)) void stream_level(uint8_t pad, uint16_t raw) {
     if (lv > lvl_peak[pad]) lvl_peak[pad] = lv;
 }
 
-static inline void scan_reload(scan_t &sc) __attribute__((always_inline));
-static inline void scan_reload(scan_t &sc) {
-    sc.stamp = pz.conv_stamp;
-    sc.ref_tick = pz.ref_tick;
-    sc.ref_us = pz.ref_us;
-}
-
-/** One sample slot: wait for pad k's conversion (s: its state), start the
- * next pad's, and process pad k's sample while that converts. */
+/** One sample slot: take pad k's next sample from the FIFO (s: its
+ * state; waiting for the handler if the loop is ahead) and process it. */
 static inline void scan_slot(scan_t &sc, const uint8_t k, detect_pad_state_t *const s) __attribute__((always_inline));
 static inline void scan_slot(scan_t &sc, const uint8_t k, detect_pad_state_t *const s) {
-    /* pad k's sample time, in us after the reference */
-    uint16_t dus = (uint16_t)((uint16_t)(sc.stamp - sc.ref_tick) >> 1);
-    while (ADCSRA & _BV(ADSC)) {}
-    /* ADCL first: it holds the result of the channel still in ADMUX (read,
-     * it locks the result until ADCH is read; the next conversion ends
-     * 13 us later). Then the next conversion starts at once. */
-    uint8_t v_lo = ADCL;
-    ADMUX = ADC_MUX(k + 1u < PADBOX_PADS ? k + 1u : 0u);
-    ADCSRA = ADCSRA_ON | _BV(ADSC);
-    sc.stamp = timer_stamp();
-    uint16_t v = (uint16_t)(v_lo | ((uint16_t)ADCH << 8));
-    /* pad k's time (its low 16 bits are all the fast paths take) */
-    const uint32_t t = sc.ref_us + dus;
+    uint8_t tail = sc.tail;
+    while (fifo_head == tail) tx_service();
+    uint16_t v = pz.fifo[tail & FIFO_MASK];
+    sc.tail = (uint8_t)(tail + 1u);
+    const uint32_t t = sc.t_us; /* pad k's sample time */
+    {
+        /* the next sample's: SAMPLE_TICKS half microseconds on, and the extra */
+        uint8_t f = (uint8_t)(sc.frac + SAMPLE_TICKS + SAMPLE_EXTRA_TICKS(v));
+        v &= 0x3FFu;
+        sc.t_us = t + (f >> 1);
+        sc.frac = (uint8_t)(f & 1u);
+    }
     detect_sample_at(&det, s, k, v, t);
     if (streaming) stream_level(k, v);
     tx_service();
     if (detect_poll_at(&det, s, k, t, &pz.decided) && said_hello) {
-        send_decided(sc.stamp);
-        scan_reload(sc);
+        scan_store(sc);
+        send_decided();
+        scan_load(sc);
     }
     if (k == SLOT_OF(0)) {
-        /* (t: pad 1's sample time even if a decision just moved the reference) */
         if ((int32_t)(t - next_hb) >= 0 || streaming) {
-            slot_work(WORK_HB, t, sc.stamp);
-            scan_reload(sc);
+            scan_store(sc);
+            slot_work(WORK_HB);
+            scan_load(sc);
         }
     }
     if (k == SLOT_OF(1)) {
         if (rx_tail != rx_head) {
-            slot_work(WORK_RX, 0, sc.stamp);
-            scan_reload(sc);
+            scan_store(sc);
+            slot_work(WORK_RX);
+            scan_load(sc);
         }
     }
     if (k == SLOT_OF(2)) {
         if (save_pos >= 0) {
-            slot_work(WORK_SAVE, 0, sc.stamp);
-            scan_reload(sc);
+            scan_store(sc);
+            slot_work(WORK_SAVE);
+            scan_load(sc);
         }
     }
     if (k == SLOT_OF(3)) {
@@ -750,10 +845,9 @@ static inline void scan_slot(scan_t &sc, const uint8_t k, detect_pad_state_t *co
     }
 }
 
-/* The scan's slots written out one a pad (the plain -O2 build: 1900 cycles
- * a quiet scan against 2260 in a loop), or a loop (the Arduino IDE's -Os
- * build, where the eight copies would each call detect_sample_at() and
- * detect_poll_at() out of line: 2590 against 2950). */
+/* The scan's slots written out one a pad (the plain -O2 build), or a loop
+ * (the Arduino IDE's -Os build, where the eight copies would each call
+ * detect_sample_at() and detect_poll_at() out of line). */
 #ifndef SCAN_UNROLLED
 #ifdef __OPTIMIZE_SIZE__
 #define SCAN_UNROLLED 0
@@ -762,19 +856,41 @@ static inline void scan_slot(scan_t &sc, const uint8_t k, detect_pad_state_t *co
 #endif
 #endif
 
-/** Scans of all pads, each sample processed while the next converts, and
- * each scan measured: count of them, or forever (0). One loop rather than a
- * call per scan: its saved registers would cost every scan. Pad 1's
- * conversion is in flight on entry and on return. */
+/* Heavy work a scan (det.work) by how far the loop is behind the sampler:
+ * with the FIFO nearly empty every start, fit and decision now; as it
+ * fills, fewer, so the loop catches up before the FIFO is full. */
+static inline uint8_t work_for(uint8_t fill) __attribute__((always_inline));
+static inline uint8_t work_for(uint8_t fill) {
+    if (fill < 2u * PADBOX_PADS) return DETECT_WORK_PER_SCAN;
+    return 1u;
+}
+
+/** The sampling's pace from how far behind the loop is (fill: samples
+ * waiting at a scan's end), for the handler to take at its next match. */
+static inline void set_pace(uint8_t fill) __attribute__((always_inline));
+static inline void set_pace(uint8_t fill) {
+    uint8_t units = fill > FIFO_SLOW ? (uint8_t)(2u * (fill - FIFO_SLOW)) : 0u; /* of 2 ticks */
+    if (units > EXTRA_UNITS_MAX) units = EXTRA_UNITS_MAX;
+    uint8_t sreg = SREG; /* (both at once: the handler reads them as a pair) */
+    cli();
+    gap_next = (uint8_t)(units << 2);
+    ocr_next = (uint8_t)(SAMPLE_TICKS - 1u + 2u * units);
+    SREG = sreg;
+}
+
+/** Scans of all pads from the FIFO: count of them, or forever (0). One
+ * loop rather than a call per scan: its saved registers would cost every
+ * scan. Starts and ends at pad 1's sample (pz.tail). */
 static void scan_pads(uint8_t count) {
     pz.scans_left = count;
+    fifo_catch_up();
+    if (pz.restart) sampler_restart();
     scan_t sc;
-    ref_at(pz.conv_stamp);
-    scan_reload(sc);
+    scan_load(sc);
     for (;;) {
 #if SCAN_UNROLLED
-        /* k constant in each copy: the pad's state and ADMUX are fixed
-         * addresses and values, the slot's pieces of work chosen at build */
+        /* k constant in each copy: the pad's state a fixed address, the
+         * slot's pieces of work chosen at build */
         scan_slot(sc, 0, &det.st[0]);
         if (PADBOX_PADS > 1) scan_slot(sc, 1, &det.st[1]);
         if (PADBOX_PADS > 2) scan_slot(sc, 2, &det.st[2]);
@@ -787,21 +903,18 @@ static void scan_pads(uint8_t count) {
         detect_pad_state_t *s = det.st; /* (one pointer walked, not an index) */
         for (uint8_t k = 0; k < PADBOX_PADS; k++, s++) scan_slot(sc, k, s);
 #endif
-        /* pad 1's next sample time, after the reference */
-        uint16_t dus = (uint16_t)((uint16_t)(sc.stamp - sc.ref_tick) >> 1);
-        if (res_count == 0 || res_count == 64) measure_scan(sc.ref_us + dus);
-        else res_count++;
-        /* A reference over 4 ms old moves to that conversion (from the
-         * 32-bit clock): stamps stay far within its 32.7 ms. */
-        if (dus >= REF_MAX_US) {
-            ref_at(sc.stamp);
-            sc.ref_tick = pz.ref_tick;
-            sc.ref_us = pz.ref_us;
+        uint8_t fill = (uint8_t)(fifo_head - sc.tail);
+        set_pace(fill);
+        if (fill > FIFO_PEAK) FIFO_PEAK = fill;
+        if (fill > FIFO_N || pz.restart) {
+            scan_store(sc);
+            sampler_restart();
+            scan_load(sc);
         }
-        det.work = DETECT_WORK_PER_SCAN; /* heavy work: a few hundred cycles a unit */
+        det.work = work_for(fill); /* heavy work: a few hundred cycles a unit */
         if (pz.scans_left && --pz.scans_left == 0) break;
     }
-    pz.conv_stamp = sc.stamp;
+    scan_store(sc);
 }
 
 static void buttons_init(void) {
@@ -879,11 +992,10 @@ void setup(void) {
         for (uint8_t p = 0; p < DETECT_MAX_PADS; p++) btn_rise[p] = clock_us() - BUTTON_RELEASE_US;
         btn_last = buttons_read();
         buttons_init();
-        scan_res_us = BUTTON_RESOLUTION_US;
     } else {
         next_hb = clock_us() + HB_PERIOD_US;
         adc_init();
-        adc_start(0);
+        sampler_start();
         /* Measure the scan period, and learn every pad's rest point and
          * noise floor (hum), for BOOT_LEARN_SCANS scans before saying
          * hello; contacts seen meanwhile are forgotten. */

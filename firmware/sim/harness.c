@@ -17,6 +17,10 @@
  *   sim_us, cycles     simulated time and cycles run
  *   uart_bytes         bytes the firmware sent
  *   stack_min_address  the lowest stack pointer seen (stack high-water mark)
+ *   sampler_restarts   times the firmware's sample FIFO overflowed and its
+ *                      sampler started afresh (its GPIOR1, saturating at 255)
+ *   fifo_peak          the most samples waiting in that FIFO at the end of a
+ *                      scan (its GPIOR2)
  *
  * The scenario's time 0 is the firmware clock's 0 (the cycle Timer1 starts),
  * so onsets in HIT lines compare directly with the scenario's times.
@@ -29,7 +33,8 @@
  * are there at the next "power-up".
  *
  * Debugging aids (environment): HARNESS_PROFILE=file writes how many
- * instructions ran at each flash address; HARNESS_DUMP=1 prints the UART
+ * cycles ran at each flash address (an interrupt's entry counts at the
+ * instruction it interrupted); HARNESS_DUMP=1 prints the UART
  * and Timer1 registers at the end.
  *
  * --pty: the board's UART becomes a pseudo-terminal. The harness prints
@@ -93,6 +98,10 @@ static uint32_t sp_min_pc;
 /* HARNESS_ADCLOG=file: every conversion, "<channel> <time us>", in order
  * (the host tests can replay the very same samples through detect.c). */
 static FILE *adclog;
+/* HARNESS_LOSTLOG=file: "<time us> <restarts so far>" whenever the
+ * firmware's count of sampler restarts (GPIOR1) moves. */
+static FILE *lostlog;
+static uint8_t lost_seen;
 static FILE *scanprof;
 static uint32_t scanprof_min = 2400;
 static uint16_t scanprof_pc[16384];
@@ -365,6 +374,10 @@ int main(int argc, char **argv) {
     static uint32_t *profile;
     const char *profile_path = getenv("HARNESS_PROFILE");
     if (profile_path) profile = calloc(16384, sizeof *profile);
+    /* HARNESS_PROFILE_FROM / _TO (us): profile only that stretch of the run. */
+    double profile_from = getenv("HARNESS_PROFILE_FROM") ? atof(getenv("HARNESS_PROFILE_FROM")) : -1e18;
+    double profile_to = getenv("HARNESS_PROFILE_TO") ? atof(getenv("HARNESS_PROFILE_TO")) : 1e18;
+    if (getenv("HARNESS_LOSTLOG")) lostlog = fopen(getenv("HARNESS_LOSTLOG"), "w");
     if (getenv("HARNESS_ADCLOG")) adclog = fopen(getenv("HARNESS_ADCLOG"), "w");
     if (getenv("HARNESS_SCANPROF")) scanprof = fopen(getenv("HARNESS_SCANPROF"), "w");
     if (getenv("HARNESS_SCANPROF_CYCLES")) scanprof_min = (uint32_t)atoi(getenv("HARNESS_SCANPROF_CYCLES"));
@@ -375,7 +388,9 @@ int main(int argc, char **argv) {
     double next_io_us = 0;
     double next_pty_us = 0;
     for (;;) {
-        if (profile && clock_started) profile[avr->pc / 2]++;
+        /* (cycles, not instructions: the next instruction's, counted after it runs) */
+        uint32_t prof_pc = avr->pc / 2;
+        avr_cycle_count_t prof_cycle = avr->cycle;
         if (scanprof && said_hello) {
             uint16_t w = (uint16_t)(avr->pc / 2);
             if (scanprof_hit[w]++ == 0 && scanprof_n < 16384) scanprof_pc[scanprof_n++] = w;
@@ -388,7 +403,13 @@ int main(int argc, char **argv) {
                 sp_min_pc = avr->pc;
             }
         }
+        if (lostlog && avr->data[0x4A] != lost_seen) { /* GPIOR1: the firmware's lost scans */
+            lost_seen = avr->data[0x4A];
+            fprintf(lostlog, "%.1f %u\n", now_us(), lost_seen);
+        }
         int state = avr_run(avr);
+        if (profile && clock_started && now_us() >= profile_from && now_us() < profile_to)
+            profile[prof_pc] += (uint32_t)(avr->cycle - prof_cycle);
         if (state == cpu_Done || state == cpu_Crashed) {
             fprintf(stderr, "the firmware stopped (state %d) at cycle %llu\n", state,
                     (unsigned long long)avr->cycle);
@@ -459,6 +480,8 @@ int main(int argc, char **argv) {
     fprintf(report, "uart_bytes=%lu\n", uart_bytes);
     fprintf(report, "stack_min_address=%u\n", sp_min);
     fprintf(report, "stack_min_pc=%u\n", sp_min_pc);
+    fprintf(report, "sampler_restarts=%u\n", avr->data[0x4A]); /* GPIOR1 */
+    fprintf(report, "fifo_peak=%u\n", avr->data[0x4B]);  /* GPIOR2 */
     fprintf(report, "scans=%d\n", nscans);
     if (nscans) {
         fprintf(report, "scan_cycles_min=%u\n", scan_cycles[0]);

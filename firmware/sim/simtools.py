@@ -94,6 +94,23 @@ def build(out_dir: Path, source: Path | None = None) -> Build:
     return Build(out_dir / "padbox.elf", out_dir / "padbox.hex", harness, fw.stdout)
 
 
+def host_replay(scenario: Path, adclog: Path, tmp: Path) -> list[tuple[int, int, str, int]]:
+    """The detection core on the host (sim/hostrun.c) fed the very samples an
+    image took in the simulator (its ``adclog``, see :func:`run`), at the
+    times the simulator logged: its hits as (pad, onset us, kind, peak)."""
+    binary = tmp / "hostrun"
+    subprocess.run(["make", "-s", "-C", str(FIRMWARE), f"BUILD={tmp.resolve()}", str(binary.resolve())],
+                   capture_output=True, text=True, check=True)
+    out = subprocess.run([str(binary), "--adclog", str(adclog), str(scenario)], capture_output=True, text=True,
+                         check=True).stdout
+    hits = []
+    for line in out.splitlines():
+        parts = line.split()
+        if parts and parts[0] == "HIT":
+            hits.append((int(parts[1]), int(parts[2]), parts[3], int(parts[4])))
+    return hits
+
+
 def firmware_at(commit: str, dest: Path) -> Path:
     """Export the firmware/ directory as of git ``commit`` into ``dest``; the exported firmware directory."""
     dest.mkdir(parents=True, exist_ok=True)
@@ -287,11 +304,13 @@ class Run:
 
 
 def run(b: Build, scenario: Path, tmp: Path, eeprom: Path | None = None, frontend: str | None = None,
-        timeout: float = 120) -> Run:
+        timeout: float = 120, adclog: Path | None = None) -> Run:
     """Run one scenario through the real firmware image in simavr.
 
     ``frontend`` (biased or halfwave) overrides the scenario's input circuit:
     halfwave runs a firmware made for the old wiring on the same waveforms.
+    ``adclog``: the harness logs every conversion's pad and time there
+    (HARNESS_ADCLOG), for :func:`host_replay`.
     """
     out = tmp / (scenario.stem + ".uart")
     report = tmp / (scenario.stem + ".report")
@@ -300,7 +319,8 @@ def run(b: Build, scenario: Path, tmp: Path, eeprom: Path | None = None, fronten
         cmd += ["--eeprom", str(eeprom)]
     if frontend is not None:
         cmd += ["--frontend", frontend]
-    proc = subprocess.run(cmd + [str(b.elf), str(scenario)], capture_output=True, text=True, timeout=timeout)
+    env = {**os.environ, "HARNESS_ADCLOG": str(adclog)} if adclog is not None else None
+    proc = subprocess.run(cmd + [str(b.elf), str(scenario)], capture_output=True, text=True, timeout=timeout, env=env)
     if proc.returncode != 0:
         raise RuntimeError(f"harness failed ({proc.returncode}): {proc.stderr}")
     values: dict[str, int] = {}

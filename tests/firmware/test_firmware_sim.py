@@ -20,8 +20,12 @@ pytestmark = pytest.mark.firmware
 
 #: Firmware defaults (PROTOCOL.md): detection starts at the touch threshold.
 TOUCH_THRESHOLD = 60
-#: The budget for one scan of 8 pads at 16 MHz (99th percentile).
+#: The budget for one scan of 8 pads at 16 MHz on a quiet table (the sampler's
+#: period while the loop keeps up: 160 us).
 SCAN_BUDGET_US = 200
+#: The same while pads are in contacts (99th percentile): the sampler slows
+#: evenly while the loop works off a burst (firmware/README.md, "Sampling").
+BUSY_SCAN_BUDGET_US = 300
 WAVEFORM_SCENARIOS = [
     "clean_slap", "light_touch", "long_ringing", "crosstalk", "two_players", "eight_players", "hum_noise", "glitches",
     "silence",
@@ -69,16 +73,36 @@ def test_build_prints_flash_and_ram_use(firmware) -> None:
 @pytest.mark.parametrize("name", WAVEFORM_SCENARIOS)
 def test_firmware_detects_each_scenario(firmware, name: str, tmp_path: Path) -> None:
     """Every slap found, feints as touch, crosstalk and silence report nothing,
-    each onset within ONSET_TOL_US of the moment of contact;
-    and that period fits the 200 us budget even while all eight pads are in a
-    contact at once (simulated CPU cycles, not wall-clock time)."""
+    each onset within ONSET_TOL_US of the moment of contact; no sample lost
+    (the sample FIFO never overflowed), and the scan period fits the busy
+    budget even while all eight pads are in a contact at once (simulated CPU
+    cycles, not wall-clock time)."""
     scn, run, events = run_scenario(firmware, name, tmp_path)
     hello = events[0]
     assert isinstance(hello, p.Hello) and hello.seq == 0 and hello.mode == "piezo" and hello.pads == 8
     hits = [e for e in events if isinstance(e, p.Hit)]
     problems = judge(scn, hits, tolerance_us=ONSET_TOL_US)
     assert not problems, "\n".join(problems)
-    assert run.scan_us_p99 <= SCAN_BUDGET_US, f"{name}: p99 scan {run.scan_us_p99:.1f} us"
+    assert run.report["sampler_restarts"] == 0, f"{name}: the sample FIFO overflowed"
+    assert run.scan_us_p99 <= BUSY_SCAN_BUDGET_US, f"{name}: p99 scan {run.scan_us_p99:.1f} us"
+
+
+@pytest.mark.parametrize("name", ["two_players", "eight_players"])
+def test_sample_times_are_the_conversions(firmware, name: str, tmp_path: Path) -> None:
+    """The image counts its samples' times from the sampler's periods (no time
+    is stored with a sample, and the period stretches under load): the
+    detection core on the host, fed the same samples at the times the
+    simulator logged each conversion, finds the very same hits at the same
+    onsets to the microsecond."""
+    path = simtools.SCENARIOS / f"{name}.scn"
+    log = tmp_path / "adc.log"
+    run = simtools.run(firmware, path, tmp_path, adclog=log)
+    image = [(h.pad, h.t, h.kind, h.peak) for h in decode(run.uart) if isinstance(h, p.Hit)]
+    assert image, "the scenario gave no hit"
+    if name == "eight_players":  # (the case this is for: periods of more than one length)
+        assert run.report["scan_cycles_max"] > run.report["scan_cycles_min"] + 16 * 8
+    host = simtools.host_replay(path, log, tmp_path)
+    assert [h[:3] for h in image] == [h[:3] for h in host]
 
 
 def test_scan_of_8_pads_fits_200_us_and_hello_reports_it(firmware, tmp_path: Path) -> None:
