@@ -536,7 +536,20 @@ static ALWAYS_INLINE void push_sample(detect_pad_state_t *s, uint16_t raw, uint1
     s->hist_at = (uint8_t)((at + 1u) & (DETECT_HIST - 1u));
 }
 
+/* On the AVR detect_sample_fast is in assembly (below: the one path of
+ * every quiet sample, in ~130 cycles where avr-gcc's takes ~160); this C
+ * version is the host's, and the assembly's for the rare samples it leaves
+ * (no sample yet, the start-up's learning). The two must agree to the bit:
+ * tests/firmware/test_firmware_sim.py replays the image's samples through
+ * this code on the host and compares every hit. */
+#if defined(__AVR__) && !defined(DETECT_PORTABLE)
+#define DETECT_FAST_ASM 1
+__attribute__((used, externally_visible, noinline)) uint8_t detect_sample_fast_c(detect_pad_state_t *s, uint16_t raw,
+                                                                                  uint16_t t_lo);
+uint8_t detect_sample_fast_c(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
+#else
 OWN_FRAME uint8_t detect_sample_fast(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
+#endif
     int16_t base = s->base_q4;
     if (base < 0) return 0;
     int16_t e = deviation(raw, base);
@@ -567,11 +580,192 @@ OWN_FRAME uint8_t detect_sample_fast(detect_pad_state_t *s, uint16_t raw, uint16
     return 1;
 }
 
+#ifdef DETECT_FAST_ASM
+#include <stddef.h>
+/* Pieces of the fast paths in assembly, with Z = s, r18:r19 = base_q4,
+ * r22:r23 = raw, r20:r21 = t_lo. Into the history: hist_r[at] = raw,
+ * hist_t[at] = t_lo, at one on (X on the way). */
+#define ASM_PUSH_SAMPLE                                                                                       \
+    "ldd r26, Z+%[at]\n\t"                                                                                   \
+    "mov r27, r26\n\t"                                                                                       \
+    "inc r27\n\t"                                                                                            \
+    "andi r27, %[hmask]\n\t"                                                                                 \
+    "std Z+%[at], r27\n\t"                                                                                   \
+    "lsl r26\n\t"                                                                                            \
+    "clr r27\n\t"                                                                                            \
+    "add r26, r30\n\t"                                                                                       \
+    "adc r27, r31\n\t"                                                                                       \
+    "subi r26, lo8(-(%[hist_r]))\n\t"                                                                        \
+    "sbci r27, hi8(-(%[hist_r]))\n\t"                                                                        \
+    "st X+, r22\n\t"                                                                                         \
+    "st X, r23\n\t"                                                                                          \
+    "adiw r26, %[r_to_t]\n\t"                                                                                \
+    "st X+, r20\n\t"                                                                                         \
+    "st X, r21\n\t"
+#define ASM_PUSH_OPERANDS                                                                                     \
+    [at] "n"(offsetof(detect_pad_state_t, hist_at)), [hmask] "M"(DETECT_HIST - 1u),                           \
+        [hist_r] "n"(offsetof(detect_pad_state_t, hist_r)),                                                   \
+        [r_to_t] "n"(offsetof(detect_pad_state_t, hist_t) - offsetof(detect_pad_state_t, hist_r) - 1u)
+/* The raw sample in the pair lo:hi becomes its level |raw - ((base + 8) >> 4)| (r24:r25 on the way). */
+#define ASM_LEVEL(lo, hi)                                                                                     \
+    "movw r24, r18\n\t"                                                                                      \
+    "adiw r24, 8\n\t"                                                                                        \
+    "asr r25\n\t" "ror r24\n\t" "asr r25\n\t" "ror r24\n\t"                                                  \
+    "asr r25\n\t" "ror r24\n\t" "asr r25\n\t" "ror r24\n\t"                                                  \
+    "sub " lo ", r24\n\t"                                                                                    \
+    "sbc " hi ", r25\n\t"                                                                                    \
+    "sbrs " hi ", 7\n\t"                                                                                     \
+    "rjmp 1f\n\t"                                                                                            \
+    "com " hi "\n\t"                                                                                         \
+    "neg " lo "\n\t"                                                                                         \
+    "sbci " hi ", 0xFF\n"                                                                                     \
+    "1:\n\t"
+/* base_q4 += slope_q8 >> 4 (the rest on along its slope), r20:r21 on the way. */
+#define ASM_REST_ON                                                                                           \
+    "ldd r20, Z+%[slope]\n\t"                                                                                \
+    "ldd r21, Z+%[slope]+1\n\t"                                                                              \
+    "asr r21\n\t" "ror r20\n\t" "asr r21\n\t" "ror r20\n\t"                                                  \
+    "asr r21\n\t" "ror r20\n\t" "asr r21\n\t" "ror r20\n\t"                                                  \
+    "add r18, r20\n\t"                                                                                       \
+    "adc r19, r21\n\t"                                                                                       \
+    "std Z+%[base], r18\n\t"                                                                                 \
+    "std Z+%[base]+1, r19\n\t"
+
+/* The quiet sample in assembly, the C above step for step: s in r24:r25,
+ * raw in r22:r23, t_lo in r20:r21 (avr-gcc's convention), only
+ * call-clobbered registers. */
+__attribute__((naked, noinline)) uint8_t detect_sample_fast(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
+    (void)s;
+    (void)raw;
+    (void)t_lo;
+    asm volatile(
+        "movw r30, r24\n\t"
+        "ldd r18, Z+%[base]\n\t"
+        "ldd r19, Z+%[base]+1\n\t"
+        "sbrc r19, 7\n\t"
+        "rjmp 9f\n\t" /* no sample yet */
+        "ldd r0, Z+%[learn]\n\t"
+        "tst r0\n\t"
+        "breq 0f\n\t"
+        "rjmp 9f\n" /* still learning */
+        "0:\n\t"
+        ASM_PUSH_SAMPLE
+        "andi r20, 0x1F\n\t" /* r20: the floor's count is due at 0 */
+        /* e = raw - ((base + 8) >> 4), a = |e| in r26:r27 */
+        "movw r26, r22\n\t"
+        ASM_LEVEL("r26", "r27")
+        /* within the gate (nf + GATE_MARGIN)? */
+        "ldd r21, Z+%[nf]\n\t"
+        "mov r24, r21\n\t"
+        "clr r25\n\t"
+        "adiw r24, %[margin]\n\t"
+        "cp r26, r24\n\t"
+        "cpc r27, r25\n\t"
+        "brlo 0f\n\t"
+        "rjmp 5f\n" /* over the gate */
+        "0:\n\t"
+        "std Z+%[busy], r1\n\t" /* quiet: busy = 0 */
+        /* the floor up halfway to a louder quiet sample (a - nf is 1..3),
+         * or, if not, 0 when its count is due */
+        "ldi r24, 1\n\t"
+        "cp r21, r26\n\t"
+        "cpc r1, r27\n\t"
+        "brsh 2f\n\t"
+        "mov r25, r26\n\t"
+        "sub r25, r21\n\t"
+        "inc r25\n\t"
+        "lsr r25\n\t"
+        "add r21, r25\n\t"
+        "std Z+%[nf], r21\n\t"
+        "rjmp 3f\n"
+        "2:\n\t"
+        "tst r20\n\t"
+        "brne 3f\n\t"
+        "clr r24\n"
+        "3:\n\t"
+        /* the tracker: r4 = (raw << 4) - base; slope += r4 >> 1, within
+         * +-MAX_SLOPE_Q8; base += (r4 >> 2) + (slope >> 4) */
+        "swap r23\n\t"
+        "swap r22\n\t"
+        "andi r23, 0xF0\n\t"
+        "eor r23, r22\n\t"
+        "andi r22, 0xF0\n\t"
+        "eor r23, r22\n\t"
+        "sub r22, r18\n\t"
+        "sbc r23, r19\n\t"
+        "movw r26, r22\n\t"
+        "asr r27\n\t"
+        "ror r26\n\t"
+        "ldd r20, Z+%[slope]\n\t"
+        "ldd r21, Z+%[slope]+1\n\t"
+        "add r20, r26\n\t"
+        "adc r21, r27\n\t"
+        "cpi r20, lo8(%[smax] + 1)\n\t"
+        "ldi r26, hi8(%[smax] + 1)\n\t"
+        "cpc r21, r26\n\t"
+        "brlt 4f\n\t"
+        "ldi r20, lo8(%[smax])\n\t"
+        "ldi r21, hi8(%[smax])\n\t"
+        "rjmp 6f\n"
+        "4:\n\t"
+        "cpi r20, lo8(-(%[smax]))\n\t"
+        "ldi r26, hi8(-(%[smax]))\n\t"
+        "cpc r21, r26\n\t"
+        "brge 6f\n\t"
+        "ldi r20, lo8(-(%[smax]))\n\t"
+        "ldi r21, hi8(-(%[smax]))\n"
+        "6:\n\t"
+        "std Z+%[slope], r20\n\t"
+        "std Z+%[slope]+1, r21\n\t"
+        "asr r23\n\t" "ror r22\n\t" "asr r23\n\t" "ror r22\n\t"
+        "add r18, r22\n\t"
+        "adc r19, r23\n\t"
+        "asr r21\n\t" "ror r20\n\t" "asr r21\n\t" "ror r20\n\t"
+        "asr r21\n\t" "ror r20\n\t" "asr r21\n\t" "ror r20\n\t"
+        "add r18, r20\n\t"
+        "adc r19, r21\n\t"
+        "std Z+%[base], r18\n\t"
+        "std Z+%[base]+1, r19\n\t"
+        "ret\n"
+        /* just over the gate: past the threshold or coasting too long, the
+         * slow path (0); else busy one on and the rest on along its slope */
+        "5:\n\t"
+        "ldd r24, Z+%[thr]\n\t"
+        "ldd r25, Z+%[thr]+1\n\t"
+        "cp r26, r24\n\t"
+        "cpc r27, r25\n\t"
+        "brsh 8f\n\t"
+        "ldd r24, Z+%[busy]\n\t"
+        "cpi r24, %[coast]\n\t"
+        "brsh 8f\n\t"
+        "inc r24\n\t"
+        "std Z+%[busy], r24\n\t"
+        ASM_REST_ON
+        "ldi r24, 1\n\t"
+        "ret\n"
+        "8:\n\t"
+        "clr r24\n\t"
+        "ret\n"
+        "9:\n\t"
+        "jmp detect_sample_fast_c\n\t" ::
+        [base] "n"(offsetof(detect_pad_state_t, base_q4)), [learn] "n"(offsetof(detect_pad_state_t, learn)),
+        ASM_PUSH_OPERANDS, [nf] "n"(offsetof(detect_pad_state_t, nf)), [margin] "n"(GATE_MARGIN),
+        [busy] "n"(offsetof(detect_pad_state_t, busy)), [slope] "n"(offsetof(detect_pad_state_t, slope_q8)),
+        [smax] "n"(MAX_SLOPE_Q8), [thr] "n"(offsetof(detect_pad_state_t, thr)), [coast] "M"(REST_COAST));
+}
+#endif
+
 /* (detect_sample_at() counted the tick and did its work before these: no
  * call in them, and each of the few values a state needs, so few saved
  * registers) */
 
+#ifdef DETECT_FAST_ASM /* (on the AVR the assembly below is detect_sample_ringing) */
+__attribute__((used, externally_visible, noinline)) uint8_t detect_sample_ringing_c(detect_pad_state_t *s, uint16_t raw,
+                                                                                     uint16_t t_lo);
+uint8_t detect_sample_ringing_c(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
+#else
 OWN_FRAME uint8_t detect_sample_ringing(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
+#endif
     uint8_t ticked = s->ticked;
     int16_t base = s->base_q4;
     int16_t e = deviation(raw, base);
@@ -588,6 +782,73 @@ OWN_FRAME uint8_t detect_sample_ringing(detect_pad_state_t *s, uint16_t raw, uin
     if (a > s->tick_max) s->tick_max = a;
     return 1;
 }
+#ifdef DETECT_FAST_ASM
+/* detect_sample_ringing in assembly, the C version step for step (~85
+ * cycles where avr-gcc's takes ~130). */
+__attribute__((naked, noinline)) uint8_t detect_sample_ringing(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
+    (void)s;
+    (void)raw;
+    (void)t_lo;
+    asm volatile(
+        "movw r30, r24\n\t"
+        "ldd r18, Z+%[base]\n\t"
+        "ldd r19, Z+%[base]+1\n\t"
+        ASM_PUSH_SAMPLE
+        ASM_LEVEL("r22", "r23") /* a in r22:r23 */
+        /* a past the ringing's level, or the 4-sum showed a push: the slow path */
+        "ldd r24, Z+%[lvl_a]\n\t"
+        "ldd r25, Z+%[lvl_a]+1\n\t"
+        "cp r24, r22\n\t"
+        "cpc r25, r23\n\t"
+        "brlo 8f\n\t"
+        "ldd r24, Z+%[ticked]\n\t"
+        "cpi r24, 2\n\t"
+        "brsh 8f\n\t"
+        "tst r24\n\t"
+        "breq 2f\n\t"
+        /* a tick's sample: a ringing pad whose level is under two gates may be back at rest */
+        "ldd r25, Z+%[state]\n\t"
+        "cpi r25, %[ring]\n\t"
+        "brne 3f\n\t"
+        "ldd r24, Z+%[nf]\n\t"
+        "clr r25\n\t"
+        "adiw r24, %[margin]\n\t"
+        "lsl r24\n\t"
+        "rol r25\n\t"
+        "movw r26, r30\n\t"
+        "subi r26, lo8(-(%[ref]))\n\t"
+        "sbci r27, hi8(-(%[ref]))\n\t"
+        "ld r20, X+\n\t"
+        "ld r21, X\n\t"
+        "cp r20, r24\n\t"
+        "cpc r21, r25\n\t"
+        "brlo 8f\n\t"
+        "rjmp 3f\n"
+        "2:\n\t"
+        ASM_REST_ON
+        "3:\n\t"
+        /* the largest level since the tick */
+        "ldd r24, Z+%[tick_max]\n\t"
+        "ldd r25, Z+%[tick_max]+1\n\t"
+        "cp r24, r22\n\t"
+        "cpc r25, r23\n\t"
+        "brsh 4f\n\t"
+        "std Z+%[tick_max], r22\n\t"
+        "std Z+%[tick_max]+1, r23\n"
+        "4:\n\t"
+        "ldi r24, 1\n\t"
+        "ret\n"
+        "8:\n\t"
+        "clr r24\n\t"
+        "ret\n\t" ::
+        [base] "n"(offsetof(detect_pad_state_t, base_q4)), ASM_PUSH_OPERANDS,
+        [lvl_a] "n"(offsetof(detect_pad_state_t, lvl_a)), [ticked] "n"(offsetof(detect_pad_state_t, ticked)),
+        [state] "n"(offsetof(detect_pad_state_t, state)), [ring] "M"(DETECT_RING),
+        [nf] "n"(offsetof(detect_pad_state_t, nf)), [margin] "n"(GATE_MARGIN),
+        [ref] "n"(offsetof(detect_pad_state_t, ref)), [slope] "n"(offsetof(detect_pad_state_t, slope_q8)),
+        [tick_max] "n"(offsetof(detect_pad_state_t, tick_max)));
+}
+#endif
 
 OWN_FRAME uint8_t detect_sample_scan(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
     int16_t base = s->base_q4;

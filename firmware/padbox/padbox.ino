@@ -43,10 +43,11 @@
 #define PADBOX_PADS 8
 #endif
 /* Timer1 ticks (0.5 us) from one conversion to the next while the loop
- * keeps up ("Sampling"): 20 us, a 13 us conversion and 7 us for the
- * handler's 60 cycles and the loop's work on a quiet or ringing sample. */
+ * keeps up ("Sampling"): 18.5 us (148 us a scan of 8 pads), a 13 us
+ * conversion, and the 296 cycles a quiet sample needs: the handler's ~70,
+ * the loop's ~80 and detect_sample_fast's ~130. */
 #ifndef SAMPLE_TICKS
-#define SAMPLE_TICKS 40u
+#define SAMPLE_TICKS 37u
 #endif
 /* One scan of all pads, rounded up to whole us: the resolution HELLO gives. */
 #define SCAN_US ((PADBOX_PADS * SAMPLE_TICKS + 1u) / 2u)
@@ -795,6 +796,20 @@ static __attribute__((noinline)) void stream_level(uint8_t pad, uint16_t raw) {
     if (lv > lvl_peak[pad]) lvl_peak[pad] = lv;
 }
 
+/** The sampling's pace from how far behind the loop is (fill: samples
+ * waiting, at a scan's end and halfway through it), for the handler to take
+ * at its next match. */
+static inline void set_pace(uint8_t fill) __attribute__((always_inline));
+static inline void set_pace(uint8_t fill) {
+    uint8_t units = fill > FIFO_SLOW ? (uint8_t)(2u * (fill - FIFO_SLOW)) : 0u; /* of 2 ticks */
+    if (units > EXTRA_UNITS_MAX) units = EXTRA_UNITS_MAX;
+    uint8_t sreg = SREG; /* (both at once: the handler reads them as a pair) */
+    cli();
+    gap_next = (uint8_t)(units << 2);
+    ocr_next = (uint8_t)(SAMPLE_TICKS - 1u + 2u * units);
+    SREG = sreg;
+}
+
 /** One sample slot: take pad k's next sample from the FIFO (s: its
  * state; waiting for the handler if the loop is ahead) and process it. */
 static inline void scan_slot(scan_t &sc, const uint8_t k, detect_pad_state_t *const s) __attribute__((always_inline));
@@ -805,10 +820,13 @@ static inline void scan_slot(scan_t &sc, const uint8_t k, detect_pad_state_t *co
     sc.tail = (uint8_t)(tail + 1u);
     const uint32_t t = sc.t_us; /* pad k's sample time */
     {
+        /* (in assembly: avr-gcc 5 sign-extends the byte through 32 bits first) */
         /* the next sample's: SAMPLE_TICKS half microseconds on, and the extra */
         uint8_t f = (uint8_t)(sc.frac + SAMPLE_TICKS + SAMPLE_EXTRA_TICKS(v));
         v &= 0x3FFu;
-        sc.t_us = t + (f >> 1);
+        uint8_t us = (uint8_t)(f >> 1);
+        asm("add %A0, %1\n\tadc %B0, __zero_reg__\n\tadc %C0, __zero_reg__\n\tadc %D0, __zero_reg__"
+            : "+r"(sc.t_us) : "r"(us));
         sc.frac = (uint8_t)(f & 1u);
     }
     detect_sample_at(&det, s, k, v, t);
@@ -842,6 +860,9 @@ static inline void scan_slot(scan_t &sc, const uint8_t k, detect_pad_state_t *co
     }
     if (k == SLOT_OF(3)) {
         if (fmt_step || rec_head != rec_tail || cfg_next != 0xFF) outbox_step(); /* never waits */
+        /* (and the pace at mid-scan too, as well as at its end: a burst's
+         * heavy work can fill the FIFO within a scan) */
+        if (PADBOX_PADS > 4) set_pace((uint8_t)(fifo_head - sc.tail));
     }
 }
 
@@ -863,19 +884,6 @@ static inline uint8_t work_for(uint8_t fill) __attribute__((always_inline));
 static inline uint8_t work_for(uint8_t fill) {
     if (fill < 2u * PADBOX_PADS) return DETECT_WORK_PER_SCAN;
     return 1u;
-}
-
-/** The sampling's pace from how far behind the loop is (fill: samples
- * waiting at a scan's end), for the handler to take at its next match. */
-static inline void set_pace(uint8_t fill) __attribute__((always_inline));
-static inline void set_pace(uint8_t fill) {
-    uint8_t units = fill > FIFO_SLOW ? (uint8_t)(2u * (fill - FIFO_SLOW)) : 0u; /* of 2 ticks */
-    if (units > EXTRA_UNITS_MAX) units = EXTRA_UNITS_MAX;
-    uint8_t sreg = SREG; /* (both at once: the handler reads them as a pair) */
-    cli();
-    gap_next = (uint8_t)(units << 2);
-    ocr_next = (uint8_t)(SAMPLE_TICKS - 1u + 2u * units);
-    SREG = sreg;
 }
 
 /** Scans of all pads from the FIFO: count of them, or forever (0). One

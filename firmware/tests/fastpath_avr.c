@@ -1,0 +1,119 @@
+/*
+ * fastpath_avr.c - the detection core's fast paths in assembly
+ * (detect_sample_fast, detect_sample_ringing: padbox/detect.c) against
+ * their C versions, on the AVR itself: an image of its own, run in simavr
+ * by tests/firmware/test_firmware_fastpath.py.
+ *
+ * Each round makes a random pad state (fields within the ranges the
+ * detector keeps them in, and past them), feeds one random sample to both
+ * versions, each on its own copy, and compares the return value and every
+ * byte of the state after. Prints "FASTPATH <rounds> <failures>" on the
+ * UART (250000 baud) and, for the first failures, which function and byte.
+ */
+#include <avr/io.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "../padbox/detect.h"
+
+uint8_t detect_sample_fast_c(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo);
+uint8_t detect_sample_ringing_c(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo);
+
+#define ROUNDS 3000u
+
+static uint16_t seed = 2026u; /* xorshift16: cheap on an 8-bit CPU */
+static uint16_t rnd(void) {
+    seed ^= (uint16_t)(seed << 7);
+    seed ^= (uint16_t)(seed >> 9);
+    seed ^= (uint16_t)(seed << 8);
+    return seed;
+}
+
+static void put(char c) {
+    while (!(UCSR0A & _BV(UDRE0))) {}
+    UDR0 = (uint8_t)c;
+}
+static void put_str(const char *s) {
+    while (*s) put(*s++);
+}
+static void put_u16(uint16_t v) {
+    char buf[6];
+    uint8_t n = 0;
+    do {
+        buf[n++] = (char)('0' + v % 10u);
+        v /= 10u;
+    } while (v);
+    while (n) put(buf[--n]);
+}
+
+/* A value near c: within +-spread, often right at the edges. */
+static int16_t near(int16_t c, uint16_t spread) {
+    return (int16_t)(c + (int16_t)(rnd() % (2u * spread + 1u)) - (int16_t)spread);
+}
+
+static void random_state(detect_pad_state_t *s, uint16_t raw) {
+    uint8_t *p = (uint8_t *)s;
+    for (uint8_t i = 0; i < sizeof *s; i++) p[i] = (uint8_t)rnd();
+    s->state = (uint8_t)(rnd() % 4u);
+    s->hist_at = (uint8_t)(rnd() & (DETECT_HIST - 1u));
+    s->nf = (uint8_t)((rnd() & 7u) == 0 ? 248u + (rnd() & 7u) : rnd() % 24u);
+    s->learn = (uint8_t)((rnd() & 7u) == 0 ? rnd() % 100u : 0u);
+    s->ticked = (uint8_t)((rnd() & 1u) ? 0u : rnd() % 4u);
+    uint16_t g = (uint16_t)(s->nf + 4u);
+    /* the rest near the sample (quiet), near the gate's edge, or anywhere */
+    switch (rnd() % 4u) {
+    case 0: s->base_q4 = near((int16_t)(raw << 4), 16u * g); break;
+    case 1: s->base_q4 = near((int16_t)((raw - g) << 4), 40u); break;
+    case 2: s->base_q4 = (int16_t)(rnd() % 16384u); break;
+    default: s->base_q4 = (rnd() & 15u) ? near((int16_t)(raw << 4), 4000u) : -1; break;
+    }
+    s->slope_q8 = near(0, 2100u);
+    s->thr = (uint16_t)(rnd() % 300u);
+    s->busy = (uint8_t)(rnd() % 7u);
+    s->lvl_a = (uint16_t)(rnd() % 600u);
+    s->ref = (uint16_t)(rnd() % 600u);
+    s->tick_max = (uint16_t)(rnd() % 600u);
+}
+
+static detect_pad_state_t a, b;
+
+int main(void) {
+    UBRR0H = 0;
+    UBRR0L = 3; /* 250000 baud at 16 MHz */
+    UCSR0A = 0;
+    UCSR0C = _BV(UCSZ01) | _BV(UCSZ00);
+    UCSR0B = _BV(TXEN0);
+    UDR0 = '\n';
+    TCCR1B = _BV(CS11); /* (the harness counts its time from Timer1's start) */
+    uint16_t fails = 0;
+    for (uint16_t round = 0; round < ROUNDS; round++) {
+        uint16_t raw = (uint16_t)(rnd() & 1023u), t = rnd();
+        uint8_t which = (uint8_t)(round & 1u);
+        random_state(&a, raw);
+        memcpy(&b, &a, sizeof a);
+        uint8_t ra = which ? detect_sample_ringing(&a, raw, t) : detect_sample_fast(&a, raw, t);
+        uint8_t rb = which ? detect_sample_ringing_c(&b, raw, t) : detect_sample_fast_c(&b, raw, t);
+        if (ra != rb || memcmp(&a, &b, sizeof a) != 0) {
+            if (fails++ < 5u) {
+                const uint8_t *pa = (const uint8_t *)&a, *pb = (const uint8_t *)&b;
+                uint8_t at = 0;
+                while (at < sizeof a && pa[at] == pb[at]) at++;
+                put_str(which ? "DIFF ringing round " : "DIFF fast round ");
+                put_u16(round);
+                put_str(" return ");
+                put_u16(ra);
+                put(' ');
+                put_u16(rb);
+                put_str(" first byte ");
+                put_u16(at);
+                put('\n');
+            }
+        }
+    }
+    put_str("FASTPATH ");
+    put_u16(ROUNDS);
+    put(' ');
+    put_u16(fails);
+    put('\n');
+    for (;;) {}
+}
