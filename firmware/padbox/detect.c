@@ -510,6 +510,16 @@ static uint8_t sharp_on(const detect_pad_state_t *s, const detect_contact_t *c) 
     return (c->flags & DETECT_C_LOBE) && c->lobe_us <= limit;
 }
 #define sharp(c) sharp_on(s, (c))
+
+/* A light contact that is a finger's touch: it began on a pad at rest, and
+ * its first half-wave lasted at least DETECT_TOUCH_LOBE_US and was over
+ * within the scan (a finger pushes and lets go; the vibration of two or
+ * three slaps overlapping makes lobes of up to ~0.65 ms, and a first
+ * half-wave that never ends is the rest tracker losing a ringing pad). */
+static uint8_t touch_like(const detect_contact_t *c) {
+    return (c->flags & (DETECT_C_CLEAN | DETECT_C_LOBE)) == (DETECT_C_CLEAN | DETECT_C_LOBE) &&
+           c->lobe_us >= DETECT_TOUCH_LOBE_US;
+}
 static uint32_t xt_source_onset; /* the onset of the contact crosstalk_source() last found */
 
 static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, int16_t e, uint16_t raw, uint32_t t_us);
@@ -833,26 +843,43 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
     }
     set_levels(s);
     if (s->above < MIN_SAMPLES) {
+#ifdef DETECT_DEBUG
+        fprintf(stderr, "pad %u decide at %u onset %u GLITCH\n", pad + 1, now_us, s->c.onset_us);
+#endif
         s->c.flags = 0; /* a glitch: it explains nothing */
         d->dropped_glitch++;
         return 0;
     }
+#ifdef DETECT_DEBUG
+    for (uint8_t j = 0; j < d->npads; j++) {
+        const detect_contact_t *o = &d->st[j].c;
+        int32_t gap = since(s->c.onset_us, o->onset_us);
+        if (j == pad || !(o->flags & DETECT_C_LIVE) || gap < -3000 || gap > 6000) continue;
+        fprintf(stderr, "XC pad %u onset %u peak %u lobe %u clip %u under %u flags %u gap %d | src %u onset %u peak %u lobe %u clip %u flags %u state %u\n",
+                pad + 1, s->c.onset_us, s->c.peak, s->c.lobe_us, s->c.clipped_us, s->under, s->c.flags, (int)gap,
+                j + 1, o->onset_us, o->peak, (o->flags & DETECT_C_LOBE) ? o->lobe_us : 0xFFFFu, o->clipped_us, o->flags, d->st[j].state);
+    }
+#endif
     uint8_t src = crosstalk_source(d, pad);
     const detect_pad_config_t *cfg = &d->pad[pad];
     uint16_t peak = estimated_peak(&s->c);
-    if (src == 0xFFu && peak < cfg->slap && (sharp(&s->c) || !(s->c.flags & DETECT_C_CLEAN))) {
-        /* Light and sharp: a knock on the table, not a finger (a touch is a
-         * slow push). Light on a pad that was moving: a touch there cannot be
-         * told from the shaking, nor from the rest tracker's drift. */
+#ifdef DETECT_DEBUG
+    fprintf(stderr, "pad %u decide at %u onset %u peak %u lobe %u clipped %u above %u clean %u under %u -> %s %u\n", pad + 1,
+            now_us, s->c.onset_us, peak, s->c.lobe_us, s->c.clipped_us, s->above, (s->c.flags & DETECT_C_CLEAN) != 0,
+            s->under,
+            src != 0xFFu ? "DROP" : peak < cfg->slap && !touch_like(&s->c) ? "KNOCK"
+            : since(s->c.onset_us, s->mask_end_us) < 0 && peak <= 2u * s->reported ? "MASKED" : "report",
+            src + 1u);
+#endif
+    if (src == 0xFFu && peak < cfg->slap && !touch_like(&s->c)) {
+        /* Light and not a finger's push (a knock on the table, vibration
+         * from several slaps at once, drift under a ringing), or light on a
+         * pad that was moving: a touch there cannot be told from the
+         * shaking, nor from the rest tracker's drift. */
         s->c.flags |= DETECT_C_XTALK;
         d->dropped_xtalk++;
         return 0;
     }
-#ifdef DETECT_DEBUG
-    fprintf(stderr, "pad %u decide at %u onset %u peak %u lobe %u clipped %u above %u -> %s %u\n", pad + 1, now_us,
-            s->c.onset_us, estimated_peak(&s->c), s->c.lobe_us, s->c.clipped_us, s->above, src != 0xFFu ? "DROP" : "report",
-            src + 1u);
-#endif
     if (src != 0xFFu) {
         s->c.flags |= DETECT_C_XTALK;
         s->xt_pad = src;

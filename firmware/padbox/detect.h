@@ -80,6 +80,11 @@ extern "C" {
 #ifndef DETECT_XT_LOBE_US
 #define DETECT_XT_LOBE_US 480u
 #endif
+/* A light touch's first half-wave lasts at least this long (a finger's
+ * push; overlapping table vibration stays shorter). */
+#ifndef DETECT_TOUCH_LOBE_US
+#define DETECT_TOUCH_LOBE_US 650u
+#endif
 /* Vibration reaches a neighbour no sooner than this after the slap. */
 #ifndef DETECT_XT_MIN_DELAY_US
 #define DETECT_XT_MIN_DELAY_US 0u
