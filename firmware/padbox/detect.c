@@ -792,6 +792,7 @@ static uint8_t crosstalk_source(const detect_t *d, uint8_t pad) {
     uint8_t xtalk = d->pad[pad].xtalk;
     if (xtalk == 0) return 0xFFu;
     if (!sharp(c)) return 0xFFu; /* a hand's push */
+    if (c->clipped_us > DETECT_XT_CLIP_MAX_US) return 0xFFu; /* longer at the rails than any shake */
     int32_t xwin = (int32_t)d->pad[pad].xwin_us;
     uint16_t mine = estimated_peak(c);
     if (!DETECT_CLIPPED(c)) mine = mine > s->under ? (uint16_t)(mine - s->under) : 0u;
@@ -813,6 +814,7 @@ static uint8_t crosstalk_source(const detect_t *d, uint8_t pad) {
             /* At the rails both: their peaks are estimates, and a shake
              * clips no longer than the slap that made it. */
             if (!DETECT_CLIPPED(o)) continue; /* a shake is smaller than its slap */
+            if (o->clipped_us < c->clipped_us) continue; /* ... and clips no longer */
             {
                 /* the share of the first half-wave at the rails grows with the peak */
                 uint16_t lc = c->lobe_us < c->clipped_us ? c->clipped_us : c->lobe_us;

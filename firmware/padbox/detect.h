@@ -85,6 +85,12 @@ extern "C" {
 #ifndef DETECT_TOUCH_LOBE_US
 #define DETECT_TOUCH_LOBE_US 650u
 #endif
+/* A shake stays at the rails at most this long: its first half-wave lasts
+ * at most ~400 us and it is at most ~45 % of its slap, so it clips for
+ * ~300 us at most (measured to a sample: two samples, not three). */
+#ifndef DETECT_XT_CLIP_MAX_US
+#define DETECT_XT_CLIP_MAX_US 380u
+#endif
 /* Vibration reaches a neighbour no sooner than this after the slap. */
 #ifndef DETECT_XT_MIN_DELAY_US
 #define DETECT_XT_MIN_DELAY_US 0u
