@@ -396,6 +396,19 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
     /* A start put off for want of work (at the sample before this one):
      * that sample is in the rise, however much steeper this one is. */
     uint8_t deferred = !moving && s->busy == DEFERRED;
+#ifndef MOVING_WALK
+#define MOVING_WALK 1
+#endif
+    if (MOVING_WALK && moving) {
+        /* On a moving pad, back through every sample above most of the
+         * ringing's level: the ringing on top of the rise makes its steps
+         * uneven, and the rest tracker has taken a little of the push. */
+        int16_t lo_m = (int16_t)(lo + (s->ref >> 1));
+        while (back < DETECT_HIST - 3u && dv[k - 1] > lo_m) {
+            k--;
+            back++;
+        }
+    } else
     while (back < DETECT_HIST - 3u) {
         int16_t vj = dv[k], v = dv[k - 1];
         int16_t rise = (int16_t)(vj - v);
