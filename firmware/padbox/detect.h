@@ -91,6 +91,11 @@ extern "C" {
 #ifndef DETECT_XT_CLIP_MAX_US
 #define DETECT_XT_CLIP_MAX_US 380u
 #endif
+/* A hand's first half-wave lasts at least this long (the sharpest slap
+ * rises in ~150 us); on a moving pad a shorter one is the ringing's. */
+#ifndef DETECT_HAND_LOBE_MIN_US
+#define DETECT_HAND_LOBE_MIN_US 200u
+#endif
 /* Vibration reaches a neighbour no sooner than this after the slap. */
 #ifndef DETECT_XT_MIN_DELAY_US
 #define DETECT_XT_MIN_DELAY_US 0u
@@ -138,6 +143,7 @@ typedef struct {
 #define DETECT_C_DATED 8u  /* its onset is worked out */
 #define DETECT_C_MASKED 16u /* began within the mask of a reported contact: not reported */
 #define DETECT_C_CLEAN 32u /* began on a pad at rest (its onset is sure) */
+#define DETECT_C_TURNED 64u /* its first half-wave turned back before it was over */
 
 /** Per-pad running state (exposed so the sketch can size it statically).
  * What every sample touches comes first (small offsets are one

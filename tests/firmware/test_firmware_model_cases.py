@@ -36,11 +36,9 @@ CASES = ["clipped_neighbour", "eight_within_1ms", "hum_touches", "quiet_first_sl
 NOT_YET = {
     ("clipped_neighbour", "clean"): "the clipped slap's shake on the other pads is reported as slaps and touches",
     ("quiet_first_slapper", "clean"): "the 10 V slap's clipped shake on the far pads is reported as slaps and touches",
-    ("reversed_disc", "clean"): "shakes on the pads around a hard slap are reported",
     ("shaken_then_slapped", "clean"): "shakes are reported as hits",
     ("shaken_then_slapped", "found"): "a slap within ~0.5 ms of the shake on its pad is dated to the shake or lost",
     ("quiet_first_slapper", "found"): "the hard second slapper, shaken first by the quiet one, is dated up to ~200 us early",
-    ("hum_touches", "clean"): "a touch's shake on a neighbour under 350 mV of hum can come out as a touch",
     ("eight_within_1ms", "found"): "while eight pads start at once the scan slows to 250-600 us and some slaps are lost",
 }
 ORDER_GAP_US = 500
