@@ -321,6 +321,7 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
         uint16_t ring = s->ref;
         if (s->last_tick_max > ring) ring = s->last_tick_max;
         if (s->tick_max > ring) ring = s->tick_max;
+        if (s->ticked > 1u) ring >>= 2; /* (the 4-sum saw the push: it may be well under the ringing's level) */
         int16_t lo_m = (int16_t)(lo + (ring >> 1));
         while (back < DETECT_HIST - 3u && dv[k - 1] > lo_m) {
             /* (but a knee where the sample before is under a third of
@@ -402,14 +403,17 @@ static void end_scan(detect_t *d, detect_pad_state_t *s) {
 /* A new contact on a moving pad is one the pad's motion cannot explain:
  * |d| past the level the ringing stays under plus a quarter of it (at least
  * the threshold) and two gates, or, once the first half-wave is out of it,
- * the 4-sum past twice that level and the threshold (and eight gates): a ringing of 1.3..3.3 kHz sums to at
- * most ~1.6 x its amplitude in four samples, a push one way to nearly four
- * times its own. Worked out as levels the fast path compares with. */
+ * the 4-sum past 1.5 times that level (at most the rails), twice the
+ * threshold and eight gates: a table's ringing of 1.35..3.3 kHz sums to at
+ * most ~1.0 x its amplitude in four samples 148..165 us apart, a push one
+ * way to three or four times its own. Worked out as levels the fast path
+ * compares with. */
 static ALWAYS_INLINE void set_levels(detect_pad_state_t *s) {
     uint16_t g = gate(s), ref = s->ref, more = ref >> 2;
     if (more < s->thr) more = s->thr; /* and a new contact of at least the threshold's own */
     s->lvl_a = (uint16_t)(ref + more + 2u * g);
-    s->lvl_4 = (s->since_lobe >= 4u && s->ref_shift != REF_SHIFT_OWN) ? (uint16_t)(2u * (ref + s->thr) + 8u * g) : 0x7FFFu;
+    uint16_t r4 = ref > RAIL_DEV ? RAIL_DEV : ref; /* (a ringing never swings past the rails) */
+    s->lvl_4 = (s->since_lobe >= 4u && s->ref_shift != REF_SHIFT_OWN) ? (uint16_t)(r4 + (r4 >> 1) + 2u * s->thr + 8u * g) : 0x7FFFu;
 }
 
 /* Every RING_TICK samples the ringing's level decays (by ref >> (shift - 2),
