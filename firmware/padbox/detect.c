@@ -64,7 +64,7 @@
 #define RAIL_DEV 511
 /* A clipped contact is not a clipped source's shake if the share of its
  * first half-wave at the rails is over the source's by this much (x 256). */
-#define CLIP_SHARE_MARGIN 64u
+#define CLIP_SHARE_MARGIN 96u
 
 static int32_t since(uint32_t t, uint32_t ref) { return (int32_t)(t - ref); }
 static uint16_t abs16(int16_t v) { return (uint16_t)(v < 0 ? -v : v); }
