@@ -64,7 +64,7 @@
 #define RAIL_DEV 511
 /* A clipped contact is not a clipped source's shake if the share of its
  * first half-wave at the rails is over the source's by this much (x 256). */
-#define CLIP_SHARE_MARGIN 64u
+#define CLIP_SHARE_MARGIN 96u
 
 static int32_t since(uint32_t t, uint32_t ref) { return (int32_t)(t - ref); }
 static uint16_t abs16(int16_t v) { return (uint16_t)(v < 0 ? -v : v); }
@@ -278,91 +278,6 @@ static uint8_t date_onset(detect_pad_state_t *s, uint8_t back) {
     return 1;
 }
 
-/* A contact that starts on a ringing pad: the ringing is fitted on the
- * history's older samples (a damped sinusoid, d[k] = a1 d[k-1] - r2 d[k-2],
- * r2 = 0.92: a decay of ~3 ms), carried on over the newest ones, and taken
- * off them: where what is left rises is where the contact began. Returns
- * how many samples before the newest the rise began (its first sample), and
- * the onset's distance before that sample in *back_us; 0xFF: no good fit
- * (the normal walk back is used). */
-#define RING_R2_Q8 236
-static uint8_t ringing_rise(const detect_pad_state_t *s, const int16_t *d, uint16_t *back_us) {
-    uint8_t i0 = s->hist_at;
-    for (uint8_t k = 0; k < DETECT_HIST; k++)
-        if (d[k] >= RAIL_DEV - 3 || d[k] <= -(RAIL_DEV - 3)) return 0xFFu; /* clipped: no linear fit */
-    for (uint8_t m = 5; m >= 4; m--) { /* the contact began at sample m or later */
-        /* (16 x 16-bit products only: the AVR's hardware multiply) */
-        int32_t s1 = 0, s2 = 0, den = 0;
-        int16_t amp = 0;
-        for (uint8_t k = 0; k < m; k++) {
-            int16_t v = d[k] < 0 ? (int16_t)-d[k] : d[k];
-            if (v > amp) amp = v;
-            if (k >= 2u) {
-                s1 += (int32_t)d[k] * d[k - 1];
-                s2 += (int32_t)d[k - 2] * d[k - 1];
-                den += (int32_t)d[k - 1] * d[k - 1];
-            }
-        }
-        int32_t num = s1 * 256 + s2 * RING_R2_Q8;
-        if (amp < (int16_t)(2u * gate(s)) || den == 0) return 0xFFu; /* hardly ringing: the walk back does */
-        /* a1 = num / den (x 256), with both scaled to 16 bits first (a
-         * 16-bit division: the fit needs two significant digits) */
-        while (den > 0x7FFF || num > 0x7FFF || num < -0x7FFF) {
-            num >>= 1;
-            den >>= 1;
-        }
-        if (den == 0) return 0xFFu;
-        int16_t a1 = (int16_t)((int16_t)num / (int16_t)den);
-        if (a1 > 512) a1 = 512;
-        if (a1 < -512) a1 = -512;
-        int32_t err = 0;
-        for (uint8_t k = 2; k < m; k++) {
-            int32_t r = (int32_t)d[k] * 256 - (int32_t)a1 * d[k - 1] + (int32_t)RING_R2_Q8 * d[k - 2];
-            if (r < 0) r = -r;
-            if (r > err) err = r;
-        }
-        if ((err >> 8) > (amp >> 2) + (int16_t)gate(s)) return 0xFFu; /* not one ringing */
-        /* The ringing carried on, and what is left of the newest samples:
-         * the first sample of the rise is the first where that is clear. */
-        int16_t g1 = d[m - 2], g2 = d[m - 1];
-        int16_t lo = (int16_t)((amp >> 2) + gate(s)), p_first = 0;
-        uint8_t first = 0xFFu;
-        for (uint8_t k = m; k < DETECT_HIST; k++) {
-            int16_t g = (int16_t)(((int32_t)a1 * g2 - (int32_t)RING_R2_Q8 * g1) >> 8);
-            int16_t p = (int16_t)(d[k] - g);
-            g1 = g2;
-            g2 = g;
-            if (first == 0xFFu) {
-                if (p > lo) {
-                    first = k;
-                    p_first = p;
-                    if (first == m && m > 4) break; /* it may have begun earlier: fit on fewer */
-                }
-            } else { /* the one after it: the line through both, back to rest */
-                uint8_t fi = (uint8_t)((i0 + first) & (DETECT_HIST - 1u));
-                uint16_t gap = (uint16_t)(s->hist_t[fi] - s->hist_t[prev_i(fi)]);
-                uint16_t dt = (uint16_t)(s->hist_t[(fi + 1u) & (DETECT_HIST - 1u)] - s->hist_t[fi]);
-                uint16_t b = gap >> 1;
-                if (p > p_first) {
-                    uint16_t up = (uint16_t)p_first, step = (uint16_t)(p - p_first);
-                    uint16_t x = up >= step ? dt : scale_by_ratio(dt, up, step);
-                    b = x > gap ? gap : x;
-                }
-                *back_us = b;
-                return (uint8_t)(DETECT_HIST - 1u - first);
-            }
-        }
-        if (first == 0xFFu) return 0xFFu;
-        if (first == m && m > 4) continue;
-        { /* the newest sample is the first of the rise: within the gap */
-            uint8_t fi = (uint8_t)((i0 + first) & (DETECT_HIST - 1u));
-            *back_us = (uint16_t)(s->hist_t[fi] - s->hist_t[prev_i(fi)]) >> 1;
-            return 0;
-        }
-    }
-    return 0xFFu;
-}
-
 /* A contact starts at the newest sample (deviation e): find the first sample
  * of its rise in the history, and date it (now, or with the next sample). */
 static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, int16_t e, uint16_t raw,
@@ -380,7 +295,7 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
     int16_t dv[DETECT_HIST]; /* oldest first: dv[DETECT_HIST - 1] is this sample */
     uint8_t moving = s->state != DETECT_REST;
     if (moving) {
-        history_devs(s, pol, dv); /* (all of it: the ringing is fitted on it) */
+        history_devs(s, pol, dv); /* (all of it: the walk back may go through all of it) */
     } else { /* only as far back as the walk goes (a few samples, from the rest then) */
         int16_t b = s->base_q4, st = (int16_t)(s->slope_q8 >> 4);
         uint8_t i = s->hist_at;
@@ -396,10 +311,33 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
     /* A start put off for want of work (at the sample before this one):
      * that sample is in the rise, however much steeper this one is. */
     uint8_t deferred = !moving && s->busy == DEFERRED;
+#ifndef MOVING_WALK
+#define MOVING_WALK 1
+#endif
+    if (MOVING_WALK && moving) {
+        /* On a moving pad, back through every sample above half the
+         * ringing's level: the ringing on top of the rise makes its steps
+         * uneven, and the rest tracker has taken a little of the push. */
+        uint16_t ring = s->ref;
+        if (s->last_tick_max > ring) ring = s->last_tick_max;
+        if (s->tick_max > ring) ring = s->tick_max;
+        if (s->ticked > 1u) ring >>= 2; /* (the 4-sum saw the push: it may be well under the ringing's level) */
+        int16_t lo_m = (int16_t)(lo + (ring >> 1));
+        while (back < DETECT_HIST - 3u && dv[k - 1] > lo_m) {
+            /* (but a knee where the sample before is under a third of
+             * this one: a slow ringing's crest, the push lands here) */
+            int16_t vj = dv[k], v = dv[k - 1], before = (int16_t)(v - dv[k - 2]);
+            if (3 * v < vj && vj - v > 2 * (before > 0 ? before : 0) + step) break;
+            k--;
+            back++;
+        }
+    } else
     while (back < DETECT_HIST - 3u) {
         int16_t vj = dv[k], v = dv[k - 1];
         int16_t rise = (int16_t)(vj - v);
-        if (v <= lo || rise < step) break;
+        /* (a sample past half the threshold is the contact's, however
+         * little it rose to the next: a neighbour's shake may hold it back) */
+        if (v <= lo || (rise < step && 2 * v < (int16_t)s->thr)) break;
         int16_t before = (int16_t)(v - dv[k - 2]);
         if (!(deferred && back == 0) && rise > 2 * (before > 0 ? before : 0) + step) break; /* a knee at k */
         k--;
@@ -429,14 +367,7 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
     s->acc = 0; /* (the first tick's window is short: nothing uses it before the first half-wave is over) */
     s->since_lobe = 0;
     s->busy = back; /* SCAN: how far back the rise began, until it is dated */
-    uint16_t ring_back = 0;
-    uint8_t rb = 0xFFu;
-    if (moving && take_work(d)) rb = ringing_rise(s, dv, &ring_back);
-    if (rb != 0xFFu) {
-        s->c.onset_us = t_us - (uint16_t)((uint16_t)t_us - s->hist_t[(s->hist_at + DETECT_HIST - 1u - rb) & (DETECT_HIST - 1u)]) - ring_back;
-        s->c.flags |= DETECT_C_DATED;
-        back = rb;
-    } else if (back) { /* the line through the rise's first two samples (k, k + 1), from the one before */
+    if (back) { /* the line through the rise's first two samples (k, k + 1), from the one before */
         uint16_t t1 = s->hist_t[j];
         s->c.onset_us -= back_date_us(dv[k - 1], dv[k], dv[k + 1], (uint16_t)(t1 - s->hist_t[prev_i(j)]),
                                       (uint16_t)(s->hist_t[(j + 1u) & (DETECT_HIST - 1u)] - t1));
@@ -472,14 +403,17 @@ static void end_scan(detect_t *d, detect_pad_state_t *s) {
 /* A new contact on a moving pad is one the pad's motion cannot explain:
  * |d| past the level the ringing stays under plus a quarter of it (at least
  * the threshold) and two gates, or, once the first half-wave is out of it,
- * the 4-sum past twice that level and the threshold (and eight gates): a ringing of 1.3..3.3 kHz sums to at
- * most ~1.6 x its amplitude in four samples, a push one way to nearly four
- * times its own. Worked out as levels the fast path compares with. */
+ * the 4-sum past 1.5 times that level (at most the rails), twice the
+ * threshold and eight gates: a table's ringing of 1.35..3.3 kHz sums to at
+ * most ~1.0 x its amplitude in four samples 148..165 us apart, a push one
+ * way to three or four times its own. Worked out as levels the fast path
+ * compares with. */
 static ALWAYS_INLINE void set_levels(detect_pad_state_t *s) {
     uint16_t g = gate(s), ref = s->ref, more = ref >> 2;
     if (more < s->thr) more = s->thr; /* and a new contact of at least the threshold's own */
     s->lvl_a = (uint16_t)(ref + more + 2u * g);
-    s->lvl_4 = (s->since_lobe >= 4u && s->ref_shift != REF_SHIFT_OWN) ? (uint16_t)(2u * (ref + s->thr) + 8u * g) : 0x7FFFu;
+    uint16_t r4 = ref > RAIL_DEV ? RAIL_DEV : ref; /* (a ringing never swings past the rails) */
+    s->lvl_4 = (s->since_lobe >= 4u && s->ref_shift != REF_SHIFT_OWN) ? (uint16_t)(r4 + (r4 >> 1) + 2u * s->thr + 8u * g) : 0x7FFFu;
 }
 
 /* Every RING_TICK samples the ringing's level decays (by ref >> (shift - 2),
@@ -510,6 +444,23 @@ static uint8_t sharp_on(const detect_pad_state_t *s, const detect_contact_t *c) 
     return (c->flags & DETECT_C_LOBE) && c->lobe_us <= limit;
 }
 #define sharp(c) sharp_on(s, (c))
+
+/* A light contact that is a finger's touch: it began on a pad at rest, and
+ * its first half-wave lasted at least DETECT_TOUCH_LOBE_US and was over
+ * within the scan (a finger pushes and lets go; the vibration of two or
+ * three slaps overlapping makes lobes of up to ~0.65 ms, and a first
+ * half-wave that never ends is the rest tracker losing a ringing pad). */
+/* A contact that is nothing but a moving pad's ringing: it began on a
+ * moving pad and its first half-wave was shorter than any hand's push (a
+ * half-cycle of the table's 1.5..3 kHz ringing). */
+static uint8_t ringing_only(const detect_contact_t *c) {
+    return !(c->flags & DETECT_C_CLEAN) && (c->flags & DETECT_C_LOBE) && c->lobe_us < DETECT_HAND_LOBE_MIN_US;
+}
+
+static uint8_t touch_like(const detect_contact_t *c) {
+    return (c->flags & (DETECT_C_CLEAN | DETECT_C_LOBE)) == (DETECT_C_CLEAN | DETECT_C_LOBE) &&
+           c->lobe_us >= DETECT_TOUCH_LOBE_US;
+}
 static uint32_t xt_source_onset; /* the onset of the contact crosstalk_source() last found */
 
 static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, int16_t e, uint16_t raw, uint32_t t_us);
@@ -860,6 +811,8 @@ OWN_FRAME uint8_t detect_sample_scan(detect_pad_state_t *s, uint16_t raw, uint16
     uint8_t flags = s->c.flags;
     if (!(flags & DETECT_C_LOBE)) { /* within the first half-wave */
         if (!(flags & DETECT_C_DATED) || pd <= (int16_t)(s->c.peak >> LOBE_END_SHIFT)) return 0;
+        if (pd < s->last_pd) s->c.flags = (uint8_t)(flags | DETECT_C_TURNED);
+        else if ((flags & DETECT_C_TURNED) && pd > (int16_t)(2u * s->c.peak + s->thr)) return 0; /* risen again */
         if (raw <= DETECT_CLIP_LO || raw >= DETECT_CLIP_HI)
             s->c.clipped_us = (uint16_t)(s->c.clipped_us + (uint16_t)(t_lo - s->last_t));
         s->last_pd = pd;
@@ -977,6 +930,16 @@ static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
             date_onset(s, ++s->busy);
             s->until_lo = (uint16_t)(s->c.onset_us + d->pad[pad].scan_us);
         }
+        if ((s->c.flags & (DETECT_C_LOBE | DETECT_C_TURNED)) == DETECT_C_TURNED && pd > (int16_t)(2u * s->c.peak + s->thr) &&
+            take_work(d)) {
+            /* Risen again, to more than twice what the first half-wave
+             * reached before it turned: that was a neighbour's shake, and a
+             * hand lands now. It starts afresh, as from rest (the walk back
+             * stops at the turn). */
+            s->state = DETECT_REST;
+            start_contact(d, s, pad, e, raw, t_us);
+            return;
+        }
         int16_t lobe_end = (int16_t)(s->c.peak >> LOBE_END_SHIFT);
         if (!(s->c.flags & DETECT_C_LOBE) && pd <= lobe_end) {
             /* Back (nearly) through rest: the first half-wave is over, where
@@ -1042,7 +1005,9 @@ static uint8_t crosstalk_source(const detect_t *d, uint8_t pad) {
     const detect_contact_t *c = &s->c;
     uint8_t xtalk = d->pad[pad].xtalk;
     if (xtalk == 0) return 0xFFu;
-    if (!sharp(c)) return 0xFFu; /* a hand's push */
+    /* A hand's push (a light one's shape is not sure: three or four samples, a ringing on them) */
+    if (!sharp(c) && estimated_peak(c) >= d->pad[pad].slap) return 0xFFu;
+    if (c->clipped_us > DETECT_XT_CLIP_MAX_US) return 0xFFu; /* longer at the rails than any shake */
     int32_t xwin = (int32_t)d->pad[pad].xwin_us;
     uint16_t mine = estimated_peak(c);
     if (!DETECT_CLIPPED(c)) mine = mine > s->under ? (uint16_t)(mine - s->under) : 0u;
@@ -1064,6 +1029,7 @@ static uint8_t crosstalk_source(const detect_t *d, uint8_t pad) {
             /* At the rails both: their peaks are estimates, and a shake
              * clips no longer than the slap that made it. */
             if (!DETECT_CLIPPED(o)) continue; /* a shake is smaller than its slap */
+            if (o->clipped_us < c->clipped_us) continue; /* ... and clips no longer */
             {
                 /* the share of the first half-wave at the rails grows with the peak */
                 uint16_t lc = c->lobe_us < c->clipped_us ? c->clipped_us : c->lobe_us;
@@ -1094,26 +1060,43 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
     }
     set_levels(s);
     if (s->above < MIN_SAMPLES) {
+#ifdef DETECT_DEBUG
+        fprintf(stderr, "pad %u decide at %u onset %u GLITCH\n", pad + 1, now_us, s->c.onset_us);
+#endif
         s->c.flags = 0; /* a glitch: it explains nothing */
         d->dropped_glitch++;
         return 0;
     }
+#ifdef DETECT_DEBUG
+    for (uint8_t j = 0; j < d->npads; j++) {
+        const detect_contact_t *o = &d->st[j].c;
+        int32_t gap = since(s->c.onset_us, o->onset_us);
+        if (j == pad || !(o->flags & DETECT_C_LIVE) || gap < -3000 || gap > 6000) continue;
+        fprintf(stderr, "XC pad %u onset %u peak %u lobe %u clip %u under %u flags %u gap %d | src %u onset %u peak %u lobe %u clip %u flags %u state %u\n",
+                pad + 1, s->c.onset_us, s->c.peak, s->c.lobe_us, s->c.clipped_us, s->under, s->c.flags, (int)gap,
+                j + 1, o->onset_us, o->peak, (o->flags & DETECT_C_LOBE) ? o->lobe_us : 0xFFFFu, o->clipped_us, o->flags, d->st[j].state);
+    }
+#endif
     uint8_t src = crosstalk_source(d, pad);
     const detect_pad_config_t *cfg = &d->pad[pad];
     uint16_t peak = estimated_peak(&s->c);
-    if (src == 0xFFu && peak < cfg->slap && (sharp(&s->c) || !(s->c.flags & DETECT_C_CLEAN))) {
-        /* Light and sharp: a knock on the table, not a finger (a touch is a
-         * slow push). Light on a pad that was moving: a touch there cannot be
-         * told from the shaking, nor from the rest tracker's drift. */
+#ifdef DETECT_DEBUG
+    fprintf(stderr, "pad %u decide at %u onset %u peak %u lobe %u clipped %u above %u clean %u under %u -> %s %u\n", pad + 1,
+            now_us, s->c.onset_us, peak, s->c.lobe_us, s->c.clipped_us, s->above, (s->c.flags & DETECT_C_CLEAN) != 0,
+            s->under,
+            src != 0xFFu ? "DROP" : (peak < cfg->slap && !touch_like(&s->c)) || ringing_only(&s->c) ? "KNOCK"
+            : since(s->c.onset_us, s->mask_end_us) < 0 && peak <= 2u * s->reported ? "MASKED" : "report",
+            src + 1u);
+#endif
+    if (src == 0xFFu && ((peak < cfg->slap && !touch_like(&s->c)) || ringing_only(&s->c))) {
+        /* Light and not a finger's push (a knock on the table, vibration
+         * from several slaps at once, drift under a ringing), or light on a
+         * pad that was moving: a touch there cannot be told from the
+         * shaking, nor from the rest tracker's drift. */
         s->c.flags |= DETECT_C_XTALK;
         d->dropped_xtalk++;
         return 0;
     }
-#ifdef DETECT_DEBUG
-    fprintf(stderr, "pad %u decide at %u onset %u peak %u lobe %u clipped %u above %u -> %s %u\n", pad + 1, now_us,
-            s->c.onset_us, estimated_peak(&s->c), s->c.lobe_us, s->c.clipped_us, s->above, src != 0xFFu ? "DROP" : "report",
-            src + 1u);
-#endif
     if (src != 0xFFu) {
         s->c.flags |= DETECT_C_XTALK;
         s->xt_pad = src;

@@ -21,16 +21,21 @@
  *      sample of the rise, then along the line through the rise's first
  *      two samples to the rest level, never before the last sample at rest:
  *      the moment of contact, whatever the strength or the disc's polarity.
+ *      On a moving pad the walk goes back through the samples above half
+ *      the ringing's level (the ringing makes the rise's steps uneven).
  *   3. SCAN for scan_us: the peak |d| (estimated when the pad clips at the
  *      ADC's rails), and the first half-wave (lobe): how long until the
  *      signal crosses back through rest. Table vibration is a short sharp
- *      wave (a lobe within DETECT_XT_LOBE_US); a hand's push is longer.
+ *      wave (a lobe within DETECT_XT_LOBE_US); a hand's push is longer. A
+ *      lobe that turns back and rises again past twice its peak was a shake
+ *      with a hand landing on it: the contact starts afresh.
  *   4. NEW CONTACT ON A MOVING PAD: while a pad rings (a neighbour's shake,
  *      or its own earlier contact), a new contact starts where the signal
  *      does what the ringing cannot: |d| past the ringing's level plus a
  *      quarter (at least the threshold) and two gates, or the sum of the
- *      last four samples (in which a 1.3..3.3 kHz ringing mostly cancels
- *      and a push does not) past twice the level and the threshold. The
+ *      last four samples (in which a table's 1.35..3.3 kHz ringing sums to
+ *      about its amplitude at 148..165 us a sample, a push to three or four
+ *      times its own) past 1.5 x the level and twice the threshold. The
  *      level starts at the first half-wave's peak and decays by 1/32 a
  *      sample (1/64 after a reported contact). A pad is never deaf after a
  *      contact it did not report.
@@ -40,11 +45,16 @@
  *      neighbour's shake only if it is sharp, another pad's contact began
  *      before it (at least DETECT_XT_MIN_DELAY_US, at most xwin_us
  *      earlier; vibration needs time to cross the table) and its peak is
- *      at most xtalk % of that one's. A quieter slap that came first is
- *      never dropped for a louder one that came after it.
+ *      at most xtalk % of that one's (clipped against clipped: no longer at
+ *      the rails than the source, nor than DETECT_XT_CLIP_MAX_US). A
+ *      quieter slap that came first is never dropped for a louder one that
+ *      came after it.
  *   6. REPORT a slap if the (estimated) peak reaches the slap threshold,
- *      else a touch (a light contact that is sharp, or on a pad that was
- *      moving, is dropped as a knock). MASK: no report for mask_us after a
+ *      else a touch: a light contact must be a finger's push (began at
+ *      rest, a first half-wave of DETECT_TOUCH_LOBE_US or more, over within
+ *      the scan), else it is dropped as a knock; so is a contact on a
+ *      moving pad whose first half-wave was shorter than
+ *      DETECT_HAND_LOBE_MIN_US (the ringing's). MASK: no report for mask_us after a
  *      reported onset unless the peak passes twice the reported one.
  *
  * Times are uint32_t microseconds that wrap (every 71.6 minutes); all
@@ -79,6 +89,22 @@ extern "C" {
 /* Table vibration's first half-wave lasts at most this long. */
 #ifndef DETECT_XT_LOBE_US
 #define DETECT_XT_LOBE_US 480u
+#endif
+/* A light touch's first half-wave lasts at least this long (a finger's
+ * push; overlapping table vibration stays shorter). */
+#ifndef DETECT_TOUCH_LOBE_US
+#define DETECT_TOUCH_LOBE_US 650u
+#endif
+/* A shake stays at the rails at most this long: its first half-wave lasts
+ * at most ~400 us and it is at most ~45 % of its slap, so it clips for
+ * ~300 us at most (measured to a sample: two samples, not three). */
+#ifndef DETECT_XT_CLIP_MAX_US
+#define DETECT_XT_CLIP_MAX_US 380u
+#endif
+/* A hand's first half-wave lasts at least this long (the sharpest slap
+ * rises in ~150 us); on a moving pad a shorter one is the ringing's. */
+#ifndef DETECT_HAND_LOBE_MIN_US
+#define DETECT_HAND_LOBE_MIN_US 200u
 #endif
 /* Vibration reaches a neighbour no sooner than this after the slap. */
 #ifndef DETECT_XT_MIN_DELAY_US
@@ -127,6 +153,7 @@ typedef struct {
 #define DETECT_C_DATED 8u  /* its onset is worked out */
 #define DETECT_C_MASKED 16u /* began within the mask of a reported contact: not reported */
 #define DETECT_C_CLEAN 32u /* began on a pad at rest (its onset is sure) */
+#define DETECT_C_TURNED 64u /* its first half-wave turned back before it was over */
 
 /** Per-pad running state (exposed so the sketch can size it statically).
  * What every sample touches comes first (small offsets are one
@@ -182,7 +209,7 @@ typedef struct {
     uint16_t dropped_glitch;       /* contacts dropped as too short (glitches) */
     uint8_t scan;                  /* scans so far (mod 256: counted at pad 0's sample) */
     uint8_t work;                  /* units of heavy work still allowed now (0xFF: no limit):
-                                      a contact's start, a ringing fit, a look for a
+                                      a contact's start, a look for a
                                       shake's source, a decision; the firmware allows
                                       DETECT_WORK_PER_SCAN a scan */
 } detect_t;

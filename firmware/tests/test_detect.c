@@ -159,6 +159,31 @@ static void test_xtalk_off(void) {
     CHECK(count_hits(&s, &d, &h) == 2, "window 50 us: both hits, got %d", h.n);
 }
 
+/* A light contact is a touch only if it is a finger's push: a sharp one
+ * (a knock on the table) is dropped, a slow one reported (148 us a scan,
+ * the firmware's sampler). */
+static void test_touch_is_a_push(void) {
+    static scenario_t s;
+    unsigned keep = SCAN_PERIOD_US;
+    SCAN_PERIOD_US = 148u;
+    static hits_t h;
+    const unsigned rise[] = {150u, 250u, 450u, 800u};
+    for (int i = 0; i < 4; i++) {
+        scn_init(&s);
+        s.duration_us = 150000;
+        scn_add_hit(&s, 3, 50000, 600, SCN_EXPECT_TOUCH);
+        s.ev[0].rise_us = rise[i];
+        detect_t d;
+        detect_init(&d, 8);
+        int n = count_hits(&s, &d, &h);
+        if (rise[i] < 400u)
+            CHECK(n == 0, "a 600 mV knock rising in %u us is no touch, got %d hits", rise[i], n);
+        else
+            CHECK(n == 1 && !h.hit[0].is_slap, "a 600 mV push rising in %u us is a touch, got %d hits", rise[i], n);
+    }
+    SCAN_PERIOD_US = keep;
+}
+
 static void test_mask(void) {
     /* Two slaps 20 ms apart on one pad: the default 30 ms mask swallows the
      * second one, a 10 ms mask lets it through. */
@@ -263,6 +288,7 @@ int main(int argc, char **argv) {
     test_touch_off();
     test_xtalk_off();
     test_mask();
+    test_touch_is_a_push();
     test_onset_not_peak();
     test_poll_buffer_small();
     test_decide_time();
