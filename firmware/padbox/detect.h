@@ -144,6 +144,7 @@ typedef struct {
     uint16_t lobe_us; /* first half-wave: onset to the crossing back through rest */
     uint16_t clipped_us; /* how long its first half-wave stayed at the rails */
     uint8_t flags;    /* DETECT_C_* */
+    uint8_t lead_2us; /* onset to the rise's first sample (the first the pad showed of it), 2 us units, saturating */
 } detect_contact_t;
 #define DETECT_CLIPPED(c) ((c)->clipped_us != 0u)
 
