@@ -828,10 +828,13 @@ static inline void scan_slot(scan_t &sc, const uint8_t k, detect_pad_state_t *co
             : "+r"(sc.t_us) : "r"(us));
         sc.frac = (uint8_t)(f & 1u);
     }
+    /* (a pad at rest before this sample has nothing to decide after it:
+     * only a scan's end makes a contact wait for its decision) */
+    const uint8_t was_rest = s->state == DETECT_REST;
     detect_sample_at(&det, s, k, v, t);
     if (streaming) stream_level(k, v);
-    tx_service();
-    if (detect_poll_at(&det, s, k, t, &pz.decided) && said_hello) {
+    if (k & 1u) tx_service(); /* (every other slot: a byte takes 40 us, a slot 18.5) */
+    if (!was_rest && detect_poll_at(&det, s, k, t, &pz.decided) && said_hello) {
         scan_store(sc);
         send_decided();
         scan_load(sc);
