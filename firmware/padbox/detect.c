@@ -542,8 +542,12 @@ OWN_FRAME uint8_t detect_sample_fast(detect_pad_state_t *s, uint16_t raw, uint16
 #ifdef DETECT_FAST_ASM
 #include <stddef.h>
 /* Pieces of the fast paths in assembly, with Z = s, r18:r19 = base_q4,
- * r22:r23 = raw, r20:r21 = t_lo. Into the history: hist_r[at] = raw,
- * hist_t[at] = t_lo, at one on (X on the way). */
+ * r22:r23 = raw, r20:r21 = t_lo. First Z and base from s (r24:r25). */
+#define ASM_ENTER                                                                                             \
+    "movw r30, r24\n\t"                                                                                      \
+    "ldd r18, Z+%[base]\n\t"                                                                                 \
+    "ldd r19, Z+%[base]+1\n\t"
+/* Into the history: hist_r[at] = raw, hist_t[at] = t_lo, at one on (X on the way). */
 #define ASM_PUSH_SAMPLE                                                                                       \
     "ldd r26, Z+%[at]\n\t"                                                                                   \
     "mov r27, r26\n\t"                                                                                       \
@@ -598,9 +602,7 @@ __attribute__((naked, noinline)) uint8_t detect_sample_fast(detect_pad_state_t *
     (void)raw;
     (void)t_lo;
     asm volatile(
-        "movw r30, r24\n\t"
-        "ldd r18, Z+%[base]\n\t"
-        "ldd r19, Z+%[base]+1\n\t"
+        ASM_ENTER
         "sbrc r19, 7\n\t"
         "rjmp 9f\n\t" /* no sample yet */
         "ldd r0, Z+%[learn]\n\t"
@@ -749,9 +751,7 @@ __attribute__((naked, noinline)) uint8_t detect_sample_ringing(detect_pad_state_
     (void)raw;
     (void)t_lo;
     asm volatile(
-        "movw r30, r24\n\t"
-        "ldd r18, Z+%[base]\n\t"
-        "ldd r19, Z+%[base]+1\n\t"
+        ASM_ENTER
         ASM_PUSH_SAMPLE
         ASM_LEVEL("r22", "r23") /* a in r22:r23 */
         /* a past the ringing's level, or the 4-sum showed a push: the slow path */

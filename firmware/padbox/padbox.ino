@@ -7,26 +7,25 @@
  *   - `make -C firmware` (plain avr-gcc + avr-libc; firmware/avr/main.cpp
  *     calls setup() and loop()), the image the simulator tests run;
  *   - the Arduino IDE (open this folder, board "Arduino Nano"); the core's
- *     Timer0 millis interrupt then also runs, which only adds ~1 % jitter.
+ *     Timer0 millis interrupt then also runs (~1 % of the CPU; it can hold
+ *     a sample's conversion start back by up to ~5 us).
  * Only avr-libc is used here, no Arduino API, so both builds agree.
  *
  * Time base: Timer1 counts at 2 MHz (prescaler 8); its overflow interrupt
  * extends it to a 32-bit microsecond clock that wraps every 71.6 minutes.
- * A conversion is stamped with TCNT1 alone; its microseconds come from a
- * reference read off the 32-bit clock every few ms ("Sample times").
  *
- * Sampling: the ADC runs at 1 MHz (prescaler 16, within the 50 kHz..1 MHz
- * the datasheet allows for reduced, still ~9-bit-clean accuracy), 13 us a
- * conversion. The loop starts the next pad's conversion as soon as one
- * ends and runs detection of the finished sample while the ADC works, so
- * a scan of 8 pads takes about 8 conversions plus the per-scan work. The
- * firmware measures its own scan period and reports it as the timing
- * resolution in HELLO.
+ * Sampling ("Sampling" below): the ADC runs at 1 MHz (prescaler 16, within
+ * the 50 kHz..1 MHz the datasheet allows for reduced, still ~9-bit-clean
+ * accuracy), 13 us a conversion. Timer2's interrupt starts one every 18.5
+ * us into a FIFO; the loop runs detection on each sample from there, and
+ * slows the sampler down evenly while it works off a burst. Sample times
+ * are counted, not read: exact to the microsecond. HELLO's resolution is
+ * the quiet scan period (148 us with 8 pads).
  *
  * Serial: 250000 baud, UBRR = 3, exact at 16 MHz (see PROTOCOL.md). Output
  * goes through a 128-byte queue, fed to the UART one byte at a time from
- * inside the scan loop (no transmit interrupt, so output never steals a
- * sample slot). Input arrives by the receive interrupt into a small ring.
+ * inside the scan loop (no transmit interrupt). Input arrives by the
+ * receive interrupt into a small ring.
  *
  * Mode: piezo unless D12 is tied to GND at reset (then button mode).
  */
@@ -829,10 +828,13 @@ static inline void scan_slot(scan_t &sc, const uint8_t k, detect_pad_state_t *co
             : "+r"(sc.t_us) : "r"(us));
         sc.frac = (uint8_t)(f & 1u);
     }
+    /* (a pad at rest before this sample has nothing to decide after it:
+     * only a scan's end makes a contact wait for its decision) */
+    const uint8_t was_rest = s->state == DETECT_REST;
     detect_sample_at(&det, s, k, v, t);
     if (streaming) stream_level(k, v);
-    tx_service();
-    if (detect_poll_at(&det, s, k, t, &pz.decided) && said_hello) {
+    if (k & 1u) tx_service(); /* (every other slot: a byte takes 40 us, a slot 18.5) */
+    if (!was_rest && detect_poll_at(&det, s, k, t, &pz.decided) && said_hello) {
         scan_store(sc);
         send_decided();
         scan_load(sc);
