@@ -441,6 +441,10 @@ static uint8_t crosstalk_source(const detect_t *d, uint8_t pad);
 static uint8_t sharp_on(const detect_pad_state_t *s, const detect_contact_t *c) {
     uint16_t dt = s->lobe_gap, limit = DETECT_XT_LOBE_US;
     if (dt > 130u && dt < 1000u) limit = (uint16_t)(limit + dt - 130u);
+    /* At the rails for two samples or more, a shake was a hard one (over
+     * ~1.5 x the rails), and its first half-wave is at most ~400 us long
+     * however the samples fall: longer, it is a hand's. */
+    if (c->clipped_us > DETECT_XT_CLIP_LONG_US && limit > DETECT_XT_CLIPPED_LOBE_US) limit = DETECT_XT_CLIPPED_LOBE_US;
     return (c->flags & DETECT_C_LOBE) && c->lobe_us <= limit;
 }
 #define sharp(c) sharp_on(s, (c))

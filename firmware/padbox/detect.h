@@ -106,6 +106,14 @@ extern "C" {
 #ifndef DETECT_HAND_LOBE_MIN_US
 #define DETECT_HAND_LOBE_MIN_US 200u
 #endif
+/* A shake at the rails longer than this (two samples or more) has a
+ * first half-wave of at most DETECT_XT_CLIPPED_LOBE_US. */
+#ifndef DETECT_XT_CLIP_LONG_US
+#define DETECT_XT_CLIP_LONG_US 230u
+#endif
+#ifndef DETECT_XT_CLIPPED_LOBE_US
+#define DETECT_XT_CLIPPED_LOBE_US 400u
+#endif
 /* Vibration reaches a neighbour no sooner than this after the slap. */
 #ifndef DETECT_XT_MIN_DELAY_US
 #define DETECT_XT_MIN_DELAY_US 0u
