@@ -760,7 +760,7 @@ static uint8_t crosstalk_source(const detect_t *d, uint8_t pad) {
         if (!(o->flags & DETECT_C_LIVE)) continue;
         if (o->flags & DETECT_C_XTALK) continue; /* a shake shakes nothing */
         int32_t gap = since(c->onset_us, o->onset_us); /* > 0: the other came first */
-        if (gap < (int32_t)DETECT_XT_MIN_DELAY_US || gap > xwin) continue;
+        if (gap < (int32_t)DETECT_XT_MIN_DELAY_US - (int32_t)DETECT_XT_EARLY_US || gap > xwin) continue; /* (both onsets are dated to about half a sample) */
         uint8_t again = j == s->xt_pad && (uint16_t)o->onset_us == s->xt_onset_lo;
         if (again && mine > s->xt_peak + (s->xt_peak >> 3)) continue; /* louder than the shake it already made */
         uint16_t src = estimated_peak(o);

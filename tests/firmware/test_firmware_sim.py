@@ -185,27 +185,16 @@ def test_button_box_gives_one_hit_per_bouncing_press(firmware, tmp_path: Path) -
     assert not problems, "\n".join(problems)
 
 
-#: The Arduino build's scan is slower (-Os): what its timing gets wrong, and why.
-ARDUINO_NOT_YET = {
-    "two_players": "mid-burst this build samples pad 6 230-280 us apart: the neighbour's 80-count shake 450 us "
-                   "before the slap and the slap's rise come out as one steady rise, dated to the shake "
-                   "(at regular 148 us spacing, on the host, the slap is dated within 150 us)",
-}
-
-
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=ARDUINO_NOT_YET[n])) if n in ARDUINO_NOT_YET else n
-    for n in ("two_players", "light_touch")])
-def test_arduino_ide_build_detects_like_the_plain_build(firmware, tmp_path_factory: pytest.TempPathFactory,
-                                                        tmp_path: Path, name: str) -> None:
+def test_arduino_ide_build_detects_like_the_plain_build(firmware, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
     """The sketch compiled the Arduino IDE's way (Arduino core: its main(), init()
     and Timer0 interrupt, via arduino-mk) runs the same in the simulator."""
     require_tools(simtools.arduino_mk_missing(), "the Arduino core build")
     elf = simtools.build_arduino(tmp_path_factory.getbasetemp() / "firmware-arduino")
     ide = simtools.Build(elf, elf, firmware.harness, "")
-    scn = simtools.Scenario.load(simtools.SCENARIOS / f"{name}.scn")
-    run = simtools.run(ide, simtools.SCENARIOS / f"{name}.scn", tmp_path)
-    events = decode(run.uart)
-    assert isinstance(events[0], p.Hello) and events[0].resolution_us <= SCAN_BUDGET_US
-    problems = judge(scn, [e for e in events if isinstance(e, p.Hit)], tolerance_us=ONSET_TOL_US)
-    assert not problems, f"{name}: " + "\n".join(problems)
+    for name in ("two_players", "light_touch"):
+        scn = simtools.Scenario.load(simtools.SCENARIOS / f"{name}.scn")
+        run = simtools.run(ide, simtools.SCENARIOS / f"{name}.scn", tmp_path)
+        events = decode(run.uart)
+        assert isinstance(events[0], p.Hello) and events[0].resolution_us <= SCAN_BUDGET_US
+        problems = judge(scn, [e for e in events if isinstance(e, p.Hit)], tolerance_us=ONSET_TOL_US)
+        assert not problems, f"{name}: " + "\n".join(problems)
