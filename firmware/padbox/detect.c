@@ -260,15 +260,6 @@ static uint16_t back_date_us(int16_t e0, int16_t e1, int16_t e2, uint16_t gap, u
     return b > gap ? gap : b;
 }
 
-/* The contact's onset moves back_us before the rise's first sample (where
- * onset_us is), which lead_2us remembers: the crosstalk rule looks at when
- * the pad first showed the contact, not only at the line's estimate. */
-static void back_date(detect_contact_t *c, uint16_t back_us) {
-    c->onset_us -= back_us;
-    c->lead_2us = (uint8_t)(back_us >= 510u ? 255u : (back_us + 1u) >> 1);
-    c->flags |= DETECT_C_DATED;
-}
-
 /* Back-date the onset of the contact whose rise began `back` samples before
  * the newest: along the line through the rise's first two samples to rest,
  * never before the last sample before the rise. 0: not yet (the rise's
@@ -282,7 +273,8 @@ static uint8_t date_onset(detect_pad_state_t *s, uint8_t back) {
     int16_t e0 = (int16_t)(s->pol * dev_at(s, before));
     uint16_t t1 = s->hist_t[first];
     /* onset_us holds the first sample's full time (start_contact). */
-    back_date(&s->c, back_date_us(e0, e1, e2, (uint16_t)(t1 - s->hist_t[before]), (uint16_t)(s->hist_t[second] - t1)));
+    s->c.onset_us -= back_date_us(e0, e1, e2, (uint16_t)(t1 - s->hist_t[before]), (uint16_t)(s->hist_t[second] - t1));
+    s->c.flags |= DETECT_C_DATED;
     return 1;
 }
 
@@ -375,11 +367,11 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
     s->acc = 0; /* (the first tick's window is short: nothing uses it before the first half-wave is over) */
     s->since_lobe = 0;
     s->busy = back; /* SCAN: how far back the rise began, until it is dated */
-    s->c.lead_2us = 0;
     if (back) { /* the line through the rise's first two samples (k, k + 1), from the one before */
         uint16_t t1 = s->hist_t[j];
-        back_date(&s->c, back_date_us(dv[k - 1], dv[k], dv[k + 1], (uint16_t)(t1 - s->hist_t[prev_i(j)]),
-                                      (uint16_t)(s->hist_t[(j + 1u) & (DETECT_HIST - 1u)] - t1)));
+        s->c.onset_us -= back_date_us(dv[k - 1], dv[k], dv[k + 1], (uint16_t)(t1 - s->hist_t[prev_i(j)]),
+                                      (uint16_t)(s->hist_t[(j + 1u) & (DETECT_HIST - 1u)] - t1));
+        s->c.flags |= DETECT_C_DATED;
     }
     s->until_lo = (uint16_t)(s->c.onset_us + d->pad[pad].scan_us);
     s->thr = rest_threshold(d, s, pad);
@@ -449,6 +441,10 @@ static uint8_t crosstalk_source(const detect_t *d, uint8_t pad);
 static uint8_t sharp_on(const detect_pad_state_t *s, const detect_contact_t *c) {
     uint16_t dt = s->lobe_gap, limit = DETECT_XT_LOBE_US;
     if (dt > 130u && dt < 1000u) limit = (uint16_t)(limit + dt - 130u);
+    /* At the rails for two samples or more, a shake was a hard one (over
+     * ~1.5 x the rails), and its first half-wave is at most ~400 us long
+     * however the samples fall: longer, it is a hand's. */
+    if (c->clipped_us > DETECT_XT_CLIP_LONG_US && limit > DETECT_XT_CLIPPED_LOBE_US) limit = DETECT_XT_CLIPPED_LOBE_US;
     return (c->flags & DETECT_C_LOBE) && c->lobe_us <= limit;
 }
 #define sharp(c) sharp_on(s, (c))
@@ -499,8 +495,8 @@ static ALWAYS_INLINE void push_sample(detect_pad_state_t *s, uint16_t raw, uint1
  * every quiet sample, in ~130 cycles where avr-gcc's takes ~160); this C
  * version is the host's, and the assembly's for the rare samples it leaves
  * (no sample yet, the start-up's learning). The two must agree to the bit:
- * tests/firmware/test_firmware_sim.py replays the image's samples through
- * this code on the host and compares every hit. */
+ * tests/firmware/test_firmware_fastpath.py runs both on the AVR on random
+ * states and compares every byte (so does detect_sample_ringing's). */
 #if defined(__AVR__) && !defined(DETECT_PORTABLE)
 #define DETECT_FAST_ASM 1
 __attribute__((used, externally_visible, noinline)) uint8_t detect_sample_fast_c(detect_pad_state_t *s, uint16_t raw,
@@ -1025,10 +1021,7 @@ static uint8_t crosstalk_source(const detect_t *d, uint8_t pad) {
         if (!(o->flags & DETECT_C_LIVE)) continue;
         if (o->flags & DETECT_C_XTALK) continue; /* a shake shakes nothing */
         int32_t gap = since(c->onset_us, o->onset_us); /* > 0: the other came first */
-        /* Forward only: the other began before this pad showed anything of
-         * this contact (its rise's first sample; the onset on the line
-         * before it can come out a little early on a slow rise). */
-        if (gap + 2 * (int32_t)c->lead_2us < (int32_t)DETECT_XT_MIN_DELAY_US || gap > xwin) continue;
+        if (gap < (int32_t)DETECT_XT_MIN_DELAY_US - (int32_t)DETECT_XT_EARLY_US || gap > xwin) continue; /* (both onsets are dated to about half a sample) */
         uint8_t again = j == s->xt_pad && (uint16_t)o->onset_us == s->xt_onset_lo;
         if (again && mine > s->xt_peak + (s->xt_peak >> 3)) continue; /* louder than the shake it already made */
         uint16_t src = estimated_peak(o);

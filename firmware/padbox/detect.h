@@ -44,11 +44,12 @@
  *      cancelled only forward in time: a contact is dropped as a
  *      neighbour's shake only if it is sharp, another pad's contact began
  *      before it (at least DETECT_XT_MIN_DELAY_US, at most xwin_us
- *      earlier; vibration needs time to cross the table) and its peak is
+ *      earlier; vibration needs time to cross the table; the onsets are
+ *      dated to about half a sample, so up to DETECT_XT_EARLY_US after it) and its peak is
  *      at most xtalk % of that one's (clipped against clipped: no longer at
  *      the rails than the source, nor than DETECT_XT_CLIP_MAX_US). A
- *      quieter slap that came first is never dropped for a louder one that
- *      came after it.
+ *      quieter slap that came first (by more than DETECT_XT_EARLY_US) is
+ *      never dropped for a louder one that came after it.
  *   6. REPORT a slap if the (estimated) peak reaches the slap threshold,
  *      else a touch: a light contact must be a finger's push (began at
  *      rest, a first half-wave of DETECT_TOUCH_LOBE_US or more, over within
@@ -106,9 +107,22 @@ extern "C" {
 #ifndef DETECT_HAND_LOBE_MIN_US
 #define DETECT_HAND_LOBE_MIN_US 200u
 #endif
+/* A shake at the rails longer than this (two samples or more) has a
+ * first half-wave of at most DETECT_XT_CLIPPED_LOBE_US. */
+#ifndef DETECT_XT_CLIP_LONG_US
+#define DETECT_XT_CLIP_LONG_US 230u
+#endif
+#ifndef DETECT_XT_CLIPPED_LOBE_US
+#define DETECT_XT_CLIPPED_LOBE_US 400u
+#endif
 /* Vibration reaches a neighbour no sooner than this after the slap. */
 #ifndef DETECT_XT_MIN_DELAY_US
 #define DETECT_XT_MIN_DELAY_US 0u
+#endif
+/* A shake's onset may come out dated up to this much before its source's
+ * (each is dated to about half a sample gap), and still be its shake. */
+#ifndef DETECT_XT_EARLY_US
+#define DETECT_XT_EARLY_US 80u
 #endif
 /* Units of heavy work a scan (detect_t.work, set by the caller each scan). */
 #define DETECT_WORK_PER_SCAN 2u
@@ -144,7 +158,6 @@ typedef struct {
     uint16_t lobe_us; /* first half-wave: onset to the crossing back through rest */
     uint16_t clipped_us; /* how long its first half-wave stayed at the rails */
     uint8_t flags;    /* DETECT_C_* */
-    uint8_t lead_2us; /* onset to the rise's first sample (the first the pad showed of it), 2 us units, saturating */
 } detect_contact_t;
 #define DETECT_CLIPPED(c) ((c)->clipped_us != 0u)
 
