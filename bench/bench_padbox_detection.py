@@ -491,7 +491,7 @@ def main(argv: list[str] | None = None) -> Report:
                     help="run the detection core on the host (firmware/sim/hostrun.c: fast, an approximate "
                          "schedule of samples, no scan figures) instead of the image in simavr")
     ap.add_argument("--slot-us", type=float, default=None,
-                    help="with --host: microseconds a sample slot (hostrun's default 16.5, plus up to 2 of jitter)")
+                    help="with --host: microseconds a sample slot (hostrun's default 18.5, the image's sampler on a quiet table)")
     args = ap.parse_args(argv or [])
     if args.slot_us is not None and (not args.host or args.slot_us <= 0):
         ap.error("--slot-us needs --host and a positive number of microseconds")

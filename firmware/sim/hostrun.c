@@ -6,7 +6,7 @@
  * when a detection change is tried on many rounds (bench_padbox_detection
  * --host); the harness runs the real image and has the last word.
  *
- *   hostrun [--slot-us 16.5] [--jitter-us 2] [--learn-scans 128] [--dump FROM_US TO_US] [--trace PAD]
+ *   hostrun [--slot-us 18.5] [--jitter-us 0] [--learn-scans 128] [--dump FROM_US TO_US] [--trace PAD]
  *           [--adclog FILE] SCENARIO...
  *
  * --adclog FILE: the samples are taken when the image in simavr took them
@@ -52,7 +52,7 @@ static void take_sample(uint8_t ch, double t, int print_hits) {
 }
 
 int main(int argc, char **argv) {
-    double slot_us = 16.5, jitter_us = 2.0;
+    double slot_us = 18.5, jitter_us = 0.0; /* (the image's sampler on a quiet table) */
     unsigned learn_scans = 128;
     const char *adclog = NULL;
     int first = 1;
