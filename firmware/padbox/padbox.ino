@@ -596,12 +596,14 @@ static void adc_init(void) {
  * conversion that ended meanwhile, starts the next pad's at once and puts
  * the result in a FIFO. So each pad is sampled exactly every PADBOX_PADS x
  * 18.5 us (148 us with 8 pads), whatever detection or the serial line is
- * doing. The main loop takes the samples from the FIFO in order and
- * catches up: a contact's start, a ringing fit or a decision that costs a
- * few sample periods only fills the FIFO a little. No time is stored with
- * a sample: conversion n starts n x SAMPLE_TICKS after the first, on the
- * same crystal and prescale as the clock, plus the handler's fixed
- * latency, so the loop counts the times on in half microseconds (scan_t). */
+ * doing (while the loop keeps up: see "Pacing" below). The main loop
+ * takes the samples from the FIFO in order and catches up: a contact's
+ * start, its walk back or a decision that costs a few sample periods only
+ * fills the FIFO a little. No time is stored with a sample: each
+ * conversion starts one period after the one before (SAMPLE_TICKS, plus
+ * the extra ticks the sample carries when paced), on the same crystal and
+ * prescale as the clock, at the handler's fixed latency, so the loop counts
+ * the times on in half microseconds (scan_t). */
 #define FIFO_MASK (FIFO_N - 1u)
 /* From starting Timer2's count (sampler_start) to the sample-and-hold of
  * the first match's conversion, in Timer1 ticks beyond SAMPLE_TICKS: the
