@@ -32,6 +32,7 @@
 #include <avr/eeprom.h>
 #include <avr/interrupt.h>
 #include <avr/io.h>
+#include <avr/pgmspace.h>
 #include <string.h>
 
 #include "detect.h"
@@ -178,7 +179,9 @@ static uint8_t btn_last = 0xFF; /* 1 = released (pull-up) */
 
 /* What only the piezo scan needs: the samples from the sampling interrupt
  * (see "Sampling") and the loop's place in them ... */
-#define FIFO_N 32u       /* samples (a power of two, at least 2 x PADBOX_PADS): 4 scans of 8 pads */
+#ifndef FIFO_N
+#define FIFO_N 128u /* samples (a power of two, 2 x PADBOX_PADS to 128): 16 scans of 8 pads, 2.4 ms */
+#endif
 typedef struct {
     uint16_t fifo[FIFO_N]; /* the handler's results, entry n mod FIFO_N */
     uint8_t tail;          /* the loop's next sample (mod 256, like fifo_head) ... */
@@ -228,7 +231,7 @@ static uint8_t fmt_step;         /* 0: idle */
 static uint8_t fmt_cfg;          /* the line in fmt belongs to the CFG reply */
 static uint8_t cfg_next = 0xFF;  /* CFG reply: next pad (0-based), npads: "OK CFG", 0xFF: none */
 
-static proto_line_t *line_now(const char *type);
+static proto_line_t *line_now(const char *rom_type);
 static void send_now(void);
 
 enum { STEP_CFG_LIMITS = 5, STEP_CFG_TIMES, STEP_CFG_XTALK, STEP_SEND = 9, STEP_TIME_REST, STEP_FINISH };
@@ -289,17 +292,17 @@ static void cfg_step(void) {
 static void outbox_step(void) {
     if (fmt_step == 0) {
         if (rec_head != rec_tail) {
-            proto_begin(&fmt, seq++, recq[rec_tail].kind == REC_HIT ? "HIT" : "HB");
+            proto_begin(&fmt, seq++, recq[rec_tail].kind == REC_HIT ? PSTR("HIT") : PSTR("HB"));
             fmt_cfg = 0;
             fmt_step = 1;
         } else if (cfg_next != 0xFF) {
             fmt_cfg = 1;
             if (cfg_next >= npads) {
-                proto_begin(&fmt, seq++, "OK");
-                proto_add_str(&fmt, "CFG");
+                proto_begin(&fmt, seq++, PSTR("OK"));
+                proto_add_rom_str(&fmt, PSTR("CFG"));
                 fmt_step = STEP_FINISH;
             } else {
-                proto_begin(&fmt, seq++, "CFG");
+                proto_begin(&fmt, seq++, PSTR("CFG"));
                 proto_add_u32(&fmt, (uint32_t)cfg_next + 1u);
                 fmt_step = STEP_CFG_LIMITS;
             }
@@ -324,7 +327,7 @@ static void outbox_step(void) {
         break;
     case 2:
         proto_add_u32(&fmt, (uint32_t)r->pad + 1u);
-        proto_add_str(&fmt, r->slap ? "S" : "T");
+        proto_add_rom_str(&fmt, r->slap ? PSTR("S") : PSTR("T"));
         fmt_step = 3;
         break;
     case 3:
@@ -373,9 +376,9 @@ static void queue_line(const proto_line_t *l) {
 /* Lines built at once (HELLO, replies, LVL) use fmt too, once the outbox
  * has sent what it holds: 2 KB of RAM has no room for a second line
  * buffer. Only the main loop builds lines. */
-static proto_line_t *line_now(const char *type) {
+static proto_line_t *line_now(const char *rom_type) {
     outbox_flush();
-    proto_begin(&fmt, seq++, type);
+    proto_begin(&fmt, seq++, rom_type);
     return &fmt;
 }
 
@@ -385,12 +388,12 @@ static void send_now(void) {
 }
 
 static void send_hello(void) {
-    proto_line_t &l = *line_now("HELLO");
+    proto_line_t &l = *line_now(PSTR("HELLO"));
     proto_add_u32(&l, PROTO_VERSION);
-    proto_add_str(&l, FW_VERSION);
+    proto_add_rom_str(&l, PSTR(FW_VERSION));
     proto_add_u32(&l, npads);
     proto_add_u32(&l, button_mode ? BUTTON_RESOLUTION_US : SCAN_US);
-    proto_add_str(&l, button_mode ? "button" : "piezo");
+    proto_add_rom_str(&l, button_mode ? PSTR("button") : PSTR("piezo"));
     proto_add_u32(&l, clock_us());
     send_now();
 }
@@ -400,7 +403,7 @@ static void send_hit(uint8_t pad0, uint32_t t_us, uint8_t slap, uint16_t peak) {
 }
 
 static void send_lvl(void) {
-    proto_line_t &l = *line_now("LVL");
+    proto_line_t &l = *line_now(PSTR("LVL"));
     proto_add_u32(&l, clock_us());
     proto_add_hex3(&l, lvl_latest, npads);
     proto_add_hex3(&l, lvl_peak, npads);
@@ -412,15 +415,16 @@ static void send_lvl(void) {
 }
 
 static void send_ok(const proto_cmd_t *cmd) {
-    proto_line_t &l = *line_now("OK");
+    proto_line_t &l = *line_now(PSTR("OK"));
     proto_add_cmd_echo(&l, cmd);
     send_now();
 }
 
-static void send_err(uint8_t err, const char *word) {
-    proto_line_t &l = *line_now("ERR");
-    proto_add_str(&l, proto_err_name(err));
-    proto_add_str(&l, word);
+/** ERR, and the command it answers (PROTO_CMD_NONE: "-"). */
+static void send_err(uint8_t err, uint8_t kind) {
+    proto_line_t &l = *line_now(PSTR("ERR"));
+    proto_add_rom_str(&l, proto_err_name(err));
+    proto_add_rom_str(&l, proto_cmd_name(kind));
     send_now();
 }
 
@@ -484,7 +488,7 @@ static void save_service(void) {
         proto_cmd_t cmd = {PROTO_CMD_SAVE, 0, 0, 0};
         send_ok(&cmd);
     } else {
-        send_err(PROTO_ERR_EEPROM, "SAVE");
+        send_err(PROTO_ERR_EEPROM, PROTO_CMD_SAVE);
     }
 }
 
@@ -535,7 +539,7 @@ __attribute__((noinline)) static void handle_line(const char *line, uint8_t len)
     proto_cmd_t cmd;
     uint8_t err = proto_parse_command(line, len, npads, &cmd);
     if (err != PROTO_OK) {
-        send_err(err, err <= PROTO_ERR_UNKNOWN ? "-" : proto_cmd_name(cmd.kind));
+        send_err(err, err <= PROTO_ERR_UNKNOWN ? (uint8_t)PROTO_CMD_NONE : cmd.kind);
         return;
     }
     switch (cmd.kind) {
@@ -572,7 +576,7 @@ static void rx_service(void) {
         uint8_t c = rxq[rx_tail];
         rx_tail = (uint8_t)((rx_tail + 1) & 31);
         uint8_t r = proto_rx_feed(&rx, c);
-        if (r == PROTO_RX_LONG) send_err(PROTO_ERR_LONG, "-");
+        if (r == PROTO_RX_LONG) send_err(PROTO_ERR_LONG, PROTO_CMD_NONE);
         else if (r == PROTO_RX_LINE) handle_line(rx.buf, rx.len);
     }
 }
@@ -633,7 +637,9 @@ static volatile uint8_t ocr_next;  /* ... and OCR2A for them (SAMPLE_TICKS - 1 +
  * burst of heavy work (eight contacts at once, every pad ringing after
  * them) slows the sampling just as much as it needs, evenly, for as long
  * as it lasts, and no sample is lost. */
-#define FIFO_SLOW 8u
+#ifndef FIFO_SLOW
+#define FIFO_SLOW 72u
+#endif
 #define EXTRA_UNITS_MAX 63u /* of 2 ticks: 63 us at most */
 #ifndef PACE_GAIN
 #define PACE_GAIN 2u /* units a sample beyond FIFO_SLOW */
@@ -892,7 +898,7 @@ static inline void scan_slot(scan_t &sc, const uint8_t k, detect_pad_state_t *co
  * error's 99th percentile, against the pacing slowing the sampler a
  * little more.) */
 #ifndef WORK_FREE_FILL
-#define WORK_FREE_FILL 28u
+#define WORK_FREE_FILL 112u
 #endif
 static inline uint8_t work_for(uint8_t fill) __attribute__((always_inline));
 static inline uint8_t work_for(uint8_t fill) {

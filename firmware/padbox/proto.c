@@ -122,12 +122,12 @@ uint16_t proto_add_u32_top(proto_line_t *l, uint32_t v) {
 
 void proto_add_u32_rest(proto_line_t *l, uint16_t part) { put_u32_rest(l, part); }
 
-void proto_begin(proto_line_t *l, uint16_t seq, const char *type) {
+void proto_begin(proto_line_t *l, uint16_t seq, const char *rom_type) {
     l->len = 0;
     l->overflow = 0;
     l->crc = 0;
     put_u32(l, seq);
-    proto_add_str(l, type);
+    proto_add_rom_str(l, rom_type);
 }
 
 void proto_add_str(proto_line_t *l, const char *s) {
@@ -163,16 +163,22 @@ uint8_t proto_finish(proto_line_t *l) {
     return l->len;
 }
 
-static const char *const CMD_NAMES[] = {"-", "HELLO", "CFG", "SET", "SAVE", "STREAM", "DEFAULTS"};
-static const char *const PARAM_NAMES[] = {"slap", "touch", "scan", "mask", "xtalk", "xwin"};
-static const char *const ERR_NAMES[] = {"OK",      "LONG", "FRAME", "CRC",   "UNKNOWN",
-                                        "ARGS",    "PAD",  "PARAM", "RANGE", "EEPROM"};
+/* The names as fixed-width strings in flash on the AVR (in RAM they cost
+ * the box ~180 of its 2,048 bytes): read them with proto_add_rom_str(). */
+static const char CMD_NAMES[][9] ROM = {"-", "HELLO", "CFG", "SET", "SAVE", "STREAM", "DEFAULTS"};
+static const char PARAM_NAMES[][6] ROM = {"slap", "touch", "scan", "mask", "xtalk", "xwin"};
+static const char ERR_NAMES[][8] ROM = {"OK", "LONG", "FRAME", "CRC", "UNKNOWN", "ARGS", "PAD", "PARAM", "RANGE", "EEPROM"};
 static const uint32_t PARAM_LO[] ROM = {1, 0, 0, 0, 0, 0};
 static const uint32_t PARAM_HI[] ROM = {1023, 1023, 20000, 1000000ul, 100, 100000ul};
 
-const char *proto_cmd_name(uint8_t kind) { return kind <= PROTO_CMD_DEFAULTS ? CMD_NAMES[kind] : "-"; }
-const char *proto_param_name(uint8_t param) { return param < PROTO_PARAM_COUNT ? PARAM_NAMES[param] : "-"; }
-const char *proto_err_name(uint8_t err) { return err <= PROTO_ERR_EEPROM ? ERR_NAMES[err] : "-"; }
+const char *proto_cmd_name(uint8_t kind) { return CMD_NAMES[kind <= PROTO_CMD_DEFAULTS ? kind : PROTO_CMD_NONE]; }
+const char *proto_param_name(uint8_t param) { return param < PROTO_PARAM_COUNT ? PARAM_NAMES[param] : CMD_NAMES[0]; }
+const char *proto_err_name(uint8_t err) { return err <= PROTO_ERR_EEPROM ? ERR_NAMES[err] : CMD_NAMES[0]; }
+
+void proto_add_rom_str(proto_line_t *l, const char *rom) {
+    put(l, ' ');
+    for (char c; (c = (char)ROM_U8(rom)) != 0; rom++) put(l, c);
+}
 
 void proto_param_range(uint8_t param, uint32_t *lo, uint32_t *hi) {
     if (param >= PROTO_PARAM_COUNT) param = 0;
@@ -204,9 +210,12 @@ static uint8_t split(const char *body, uint8_t len, token_t *tok) {
     return count; /* may exceed MAX_TOKENS: then only the count is meaningful */
 }
 
-static uint8_t tok_is(const token_t *t, const char *word) {
-    uint8_t n = (uint8_t)strlen(word);
-    return t->n == n && memcmp(t->p, word, n) == 0;
+/* The token is the name (a string in ROM). */
+static uint8_t tok_is(const token_t *t, const char *rom) {
+    uint8_t n = 0;
+    for (char c; (c = (char)ROM_U8(rom + n)) != 0; n++)
+        if (n >= t->n || t->p[n] != c) return 0;
+    return n == t->n;
 }
 
 enum { NUM_BAD = 0, NUM_OK, NUM_HUGE };
@@ -288,10 +297,10 @@ uint8_t proto_parse_command(const char *line, uint8_t len, uint8_t npads, proto_
 }
 
 void proto_add_cmd_echo(proto_line_t *l, const proto_cmd_t *cmd) {
-    proto_add_str(l, proto_cmd_name(cmd->kind));
+    proto_add_rom_str(l, proto_cmd_name(cmd->kind));
     if (cmd->kind == PROTO_CMD_SET) {
         proto_add_u32(l, cmd->pad);
-        proto_add_str(l, proto_param_name(cmd->param));
+        proto_add_rom_str(l, proto_param_name(cmd->param));
         proto_add_u32(l, cmd->value);
     } else if (cmd->kind == PROTO_CMD_STREAM) {
         proto_add_u32(l, cmd->value);

@@ -28,7 +28,8 @@ typedef struct {
     uint16_t crc;     /* of the body so far: a line can be built in small steps */
 } proto_line_t;
 
-void proto_begin(proto_line_t *l, uint16_t seq, const char *type);
+/** Begin a line: seq and its type (a string in ROM: flash on the AVR, PSTR()). */
+void proto_begin(proto_line_t *l, uint16_t seq, const char *rom_type);
 /** Begin a line with no seq (host->box commands, used by the tests). */
 void proto_begin_raw(proto_line_t *l, const char *word);
 void proto_add_str(proto_line_t *l, const char *s);
@@ -86,9 +87,14 @@ typedef struct {
     uint32_t value;
 } proto_cmd_t;
 
+/** The names of commands, SET parameters and errors ("-" for none), as
+ * strings in ROM: flash on the AVR (read them with proto_add_rom_str()), RAM
+ * on the host. */
 const char *proto_cmd_name(uint8_t kind);
 const char *proto_param_name(uint8_t param);
 const char *proto_err_name(uint8_t err);
+/** proto_add_str() for a string in ROM (a name above). */
+void proto_add_rom_str(proto_line_t *l, const char *rom);
 /** Lowest and highest value a SET parameter accepts. */
 void proto_param_range(uint8_t param, uint32_t *lo, uint32_t *hi);
 

@@ -34,9 +34,7 @@ CASES = ["clipped_neighbour", "eight_within_1ms", "hum_touches", "quiet_first_sl
          "shaken_then_slapped"]
 #: What is not met yet, and why (firmware 2.1.0 on the biased input).
 NOT_YET = {
-    ("clipped_neighbour", "clean"): "the clipped slap's shake on the other pads is reported as slaps and touches",
     ("shaken_then_slapped", "found"): "a slap within ~0.5 ms of the shake on its pad is dated to the shake or lost",
-    ("quiet_first_slapper", "found"): "a hard slapper shaken first by the quiet one is lost in the shake",
     ("eight_within_1ms", "found"): "while eight pads start at once the sampling slows to 250-450 us a scan and some "
                                    "slaps are lost",
 }
