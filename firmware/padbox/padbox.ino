@@ -208,6 +208,19 @@ static volatile press_t (&pressq)[8] = *(volatile press_t (*)[8])&mode_ram.btn.q
 static piezo_ram_t &pz = mode_ram.pz;
 static uint8_t btn_pressed_once;
 
+/* A wait on the serial line this long (a reply behind a full outbox) may
+ * have let the sampling handler go round its FIFO, even more than once
+ * (its count is a byte, which fifo_catch_up() reads): less than FIFO_N
+ * sample periods, with room for the scan it ends. */
+#ifndef FIFO_SAFE_US
+#define FIFO_SAFE_US ((uint16_t)((FIFO_N - 2u * PADBOX_PADS) * SAMPLE_TICKS / 2u))
+#endif
+/** After a wait on the serial line that began at device time started: the
+ * sampler starts afresh at the scan's end if it may have gone round. */
+static void waited_since(uint32_t started) {
+    if (!button_mode && clock_us() - started > FIFO_SAFE_US) pz.restart = 1;
+}
+
 /* ------------------------------------------------------------- sending */
 
 /* HIT and HB lines, and the reply to CFG, are built a few fields at a time,
@@ -347,10 +360,13 @@ static void outbox_step(void) {
 }
 
 static void outbox_flush(void) {
+    uint32_t started = 0; /* (the clock read only if there is a wait) */
     while (fmt_step || rec_head != rec_tail || cfg_next != 0xFF) {
+        if (!started) started = clock_us() | 1u;
         tx_service(); /* a line waiting for room gets it */
         outbox_step();
     }
+    if (started) waited_since(started);
 }
 
 static void outbox_add(uint8_t kind, uint8_t pad, uint8_t slap, uint16_t peak, uint32_t t_us) {
@@ -366,7 +382,11 @@ static void outbox_add(uint8_t kind, uint8_t pad, uint8_t slap, uint16_t peak, u
 
 /** Copy a finished line to the UART queue, waiting for room (while keeping the UART busy). */
 static void queue_line(const proto_line_t *l) {
-    while (tx_free() < l->len) tx_service();
+    if (tx_free() < l->len) {
+        uint32_t started = clock_us();
+        while (tx_free() < l->len) tx_service();
+        waited_since(started);
+    }
     for (uint8_t i = 0; i < l->len; i++) {
         txq[tx_head] = (uint8_t)l->buf[i];
         tx_head = (uint8_t)((tx_head + 1u) & TXQ_MASK);
