@@ -775,6 +775,14 @@ static inline void scan_store(const scan_t &sc) {
     pz.frac = sc.frac;
     pz.t_us = sc.t_us;
 }
+/* A call out of the scan loop (work that may wait, or move the loop's
+ * place): its place in pz for the call, back in registers after it. */
+#define WITH_SCAN_IN_PZ(sc, call) \
+    do {                          \
+        scan_store(sc);           \
+        call;                     \
+        scan_load(sc);            \
+    } while (0)
 /** After work that may have waited on the serial line: if the handler
  * has written over samples not yet taken, the scan ends on what is there
  * (newer samples of the same pads, FIFO_N being a multiple of the pads)
@@ -850,11 +858,11 @@ static inline void scan_slot(scan_t &sc, const uint8_t k, detect_pad_state_t *co
     sc.tail = (uint8_t)(tail + 1u);
     const uint32_t t = sc.t_us; /* pad k's sample time */
     {
-        /* (in assembly: avr-gcc 5 sign-extends the byte through 32 bits first) */
         /* the next sample's: SAMPLE_TICKS half microseconds on, and the extra */
         uint8_t f = (uint8_t)(sc.frac + SAMPLE_TICKS + SAMPLE_EXTRA_TICKS(v));
         v &= 0x3FFu;
         uint8_t us = (uint8_t)(f >> 1);
+        /* (t_us += us in assembly: avr-gcc 5 sign-extends the byte through 32 bits first) */
         asm("add %A0, %1\n\tadc %B0, __zero_reg__\n\tadc %C0, __zero_reg__\n\tadc %D0, __zero_reg__"
             : "+r"(sc.t_us) : "r"(us));
         sc.frac = (uint8_t)(f & 1u);
@@ -866,29 +874,21 @@ static inline void scan_slot(scan_t &sc, const uint8_t k, detect_pad_state_t *co
     if (streaming) stream_level(k, v);
     if (k & 1u) tx_service(); /* (every other slot: a byte takes 40 us, a slot 18.5) */
     if (!was_rest && detect_poll_at(&det, s, k, t, &pz.decided) && said_hello) {
-        scan_store(sc);
-        send_decided();
-        scan_load(sc);
+        WITH_SCAN_IN_PZ(sc, send_decided());
     }
     if (k == SLOT_OF(0)) {
         if ((int32_t)(t - next_hb) >= 0 || streaming) {
-            scan_store(sc);
-            slot_work(WORK_HB);
-            scan_load(sc);
+            WITH_SCAN_IN_PZ(sc, slot_work(WORK_HB));
         }
     }
     if (k == SLOT_OF(1)) {
         if (rx_tail != rx_head) {
-            scan_store(sc);
-            slot_work(WORK_RX);
-            scan_load(sc);
+            WITH_SCAN_IN_PZ(sc, slot_work(WORK_RX));
         }
     }
     if (k == SLOT_OF(2)) {
         if (save_pos >= 0) {
-            scan_store(sc);
-            slot_work(WORK_SAVE);
-            scan_load(sc);
+            WITH_SCAN_IN_PZ(sc, slot_work(WORK_SAVE));
         }
     }
     if (k == SLOT_OF(3)) {
@@ -954,11 +954,7 @@ static void scan_pads(uint8_t count) {
         uint8_t fill = (uint8_t)(fifo_head - sc.tail);
         set_pace(fill);
         if (fill > FIFO_PEAK) FIFO_PEAK = fill;
-        if (fill > FIFO_N || pz.restart) {
-            scan_store(sc);
-            sampler_restart();
-            scan_load(sc);
-        }
+        if (fill > FIFO_N || pz.restart) WITH_SCAN_IN_PZ(sc, sampler_restart());
         det.work = work_for(fill); /* heavy work: a few hundred cycles a unit */
         if (pz.scans_left && --pz.scans_left == 0) break;
     }
@@ -1044,9 +1040,9 @@ void setup(void) {
         next_hb = clock_us() + HB_PERIOD_US;
         adc_init();
         sampler_start();
-        /* Measure the scan period, and learn every pad's rest point and
-         * noise floor (hum), for BOOT_LEARN_SCANS scans before saying
-         * hello; contacts seen meanwhile are forgotten. */
+        /* Learn every pad's rest point and noise floor (hum) for
+         * BOOT_LEARN_SCANS scans before saying hello; contacts seen
+         * meanwhile are forgotten. */
         scan_pads(BOOT_LEARN_SCANS);
         detect_reset_state(&det);
     }
