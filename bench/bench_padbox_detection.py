@@ -115,16 +115,9 @@ def _run_host(task: tuple[str, str, list[str]]) -> list[tuple[str, str, list[Hit
     label, binary, scns = task
     t0 = time.perf_counter()
     out = subprocess.run([binary, *scns], capture_output=True, text=True, check=True).stdout
-    per: dict[str, list[HitSeen]] = {}
-    current: list[HitSeen] = []
-    for line in out.splitlines():
-        parts = line.split()
-        if parts[0] == "FILE":
-            current = per.setdefault(Path(parts[1]).stem, [])
-        elif parts[0] == "HIT":
-            current.append(HitSeen(int(parts[1]), int(parts[2]), parts[3], int(parts[4])))
+    per = simtools.hostrun_hits(out)
     secs = (time.perf_counter() - t0) / max(1, len(scns))
-    return [(label, name, hits, {}, 0, secs) for name, hits in per.items()]
+    return [(label, name, [HitSeen(*h) for h in hits], {}, 0, secs) for name, hits in per.items()]
 
 
 def _run_file(task: tuple[str, str, str, str, str, str]) -> tuple[str, str, list[HitSeen], dict[str, int], int, float]:

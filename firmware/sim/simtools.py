@@ -103,12 +103,23 @@ def host_replay(scenario: Path, adclog: Path, tmp: Path) -> list[tuple[int, int,
                    capture_output=True, text=True, check=True)
     out = subprocess.run([str(binary), "--adclog", str(adclog), str(scenario)], capture_output=True, text=True,
                          check=True).stdout
-    hits = []
+    return hostrun_hits(out).get(scenario.stem, [])
+
+
+def hostrun_hits(out: str) -> dict[str, list[tuple[int, int, str, int]]]:
+    """sim/hostrun.c's output ("FILE <path>", then "HIT <pad> <onset us> <S|T> <peak>"
+    lines): each scenario's hits, by the file's stem, as (pad, onset us, kind, peak)."""
+    per: dict[str, list[tuple[int, int, str, int]]] = {}
+    current: list[tuple[int, int, str, int]] = []
     for line in out.splitlines():
         parts = line.split()
-        if parts and parts[0] == "HIT":
-            hits.append((int(parts[1]), int(parts[2]), parts[3], int(parts[4])))
-    return hits
+        if not parts:
+            continue
+        if parts[0] == "FILE":
+            current = per.setdefault(Path(parts[1]).stem, [])
+        elif parts[0] == "HIT":
+            current.append((int(parts[1]), int(parts[2]), parts[3], int(parts[4])))
+    return per
 
 
 def firmware_at(commit: str, dest: Path) -> Path:
