@@ -19,7 +19,10 @@ one contact, closest first). Reported: slaps dropped or reported as touches
 contact: crosstalk, hum), the onset error (reported onset minus the moment
 of contact) by hand and disc polarity, the order of every pair of slaps
 0.5 ms or more apart, the Taco verdict (first and last slapper) of every
-round whose deciding gap is 1 ms or more, the scan period and the longest
+round whose deciding gap is 1 ms or more (the last as the referee judges it,
+docs/games/taco.md: a slapper whose slap was dropped is a never-slapper, and
+a lone never-slapper is last; also apart, the last slap heard against the
+last slapper), the scan period and the longest
 gap between two samples of a pad, flash, RAM and the stack's high-water
 mark. A contact is "shaken" when crosstalk over the touch threshold is on
 its pad while its push rises (the model's flag): such slaps are split out.
@@ -274,8 +277,13 @@ class Tally:
             return
         first_gap, last_gap = r.deciding_gaps_us()
         ranked = sorted(seen, key=lambda pad: (seen[pad], pad))
+        # The referee (docs/games/taco.md): a player with no slap in the window is last;
+        # of several such, one by seat order, which the bench does not know: not judged right.
+        never = [c.pad for c in slaps if c.pad not in seen]
+        taker = never[0] if len(never) == 1 else None if never else ranked[-1] if ranked else None
         for which, gap, truth, said in (("first", first_gap, slaps[0].pad, ranked[0] if ranked else None),
-                                        ("last", last_gap, slaps[-1].pad, ranked[-1] if ranked else None)):
+                                        ("last heard", last_gap, slaps[-1].pad, ranked[-1] if ranked else None),
+                                        ("last", last_gap, slaps[-1].pad, taker)):
             if gap < VERDICT_MIN_GAP_US:
                 continue
             self.verdicts[f"{which} judged"] += 1
@@ -397,6 +405,8 @@ def build_table(fws: Sequence[Firmware], main: dict[str, Tally], hum: dict[str, 
           [_frac(c.verdicts["first wrong"], c.verdicts["first judged"]) for c in cols], TARGETS["verdict"])
     t.row(f"last slapper wrong / rounds (gap >= {VERDICT_MIN_GAP_US / 1000:g} ms)",
           [_frac(c.verdicts["last wrong"], c.verdicts["last judged"]) for c in cols], TARGETS["verdict"])
+    t.row("  the last slap heard not the last slapper's",
+          [_frac(c.verdicts["last heard wrong"], c.verdicts["last heard judged"]) for c in cols])
     t.section(f"HUM ONLY (10 s of 350 mV 50 Hz, then 8 touches: {HUM_CASE})")
     hcols = [hum[fw.label] for fw in fws]
     t.row("false slaps / false touches", [f"{sum(v for (k, _), v in c.false.items() if k == 'S')} / "

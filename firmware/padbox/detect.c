@@ -65,6 +65,24 @@
 /* A clipped contact is not a clipped source's shake if the share of its
  * first half-wave at the rails is over the source's by this much (x 256). */
 #define CLIP_SHARE_MARGIN 96u
+/* A disc's polarity is learnt from contacts with a first half-wave longer
+ * than this (no shake's), known once DISC_SURE more went one way. */
+#ifndef DISC_LOBE_MIN_US
+#define DISC_LOBE_MIN_US 400u
+#endif
+#ifndef DISC_SURE
+#define DISC_SURE 3
+#endif
+#define DISC_VOTES_MAX 8
+/* A shake's first half-wave is over this long after it arrives; vibration
+ * crosses a table within XT_DELAY_MAX_US (the farthest pads of a 1.6 m
+ * table, 1.5 m apart, at the 500 m/s of a slow MDF top's bending waves). */
+#ifndef XT_LATE_US
+#define XT_LATE_US 400
+#endif
+#ifndef XT_DELAY_MAX_US
+#define XT_DELAY_MAX_US 3000
+#endif
 
 static int32_t since(uint32_t t, uint32_t ref) { return (int32_t)(t - ref); }
 static uint16_t abs16(int16_t v) { return (uint16_t)(v < 0 ? -v : v); }
@@ -206,29 +224,16 @@ static ALWAYS_INLINE void track_by(detect_pad_state_t *s, int16_t r4, uint8_t al
 }
 #define track_residual(s, r4) track_by((s), (r4), 2u, 1u)
 
-/* At rest the tracker follows the samples; while a pad moves the rest goes
- * on along its slope, and every RING_TICK samples the tracker follows the
- * mean of the last eight (~1 ms: a ringing of 0.8 kHz and up mostly cancels
- * in it, hum and drift do not). */
-#ifndef TICK_ALPHA
-#define TICK_ALPHA 1
-#endif
-#ifndef TICK_BETA
-#define TICK_BETA 0
-#endif
-static void track_mean_by(detect_pad_state_t *s, uint8_t alpha, uint8_t beta) {
+/* At rest (a faint shake: the samples a little past the gate) the tracker
+ * follows the mean of the last eight samples (~1 ms: a ringing of 0.8 kHz
+ * and up mostly cancels in it, hum and drift do not), with gains a tick's
+ * worth smaller than the samples'. */
+static void track_mean_each(detect_pad_state_t *s) {
+    const uint16_t *h = s->hist_r;
+    uint16_t sum8 = (uint16_t)(h[0] + h[1] + h[2] + h[3] + h[4] + h[5] + h[6] + h[7]);
     /* the mean x 16 against the rest predicted at the window's middle (4.5 samples back) */
     int16_t mid = (int16_t)(s->base_q4 - (int16_t)((9 * s->slope_q8) >> 5));
-    track_by(s, (int16_t)((int16_t)(s->sum8 * 2u) - mid), alpha, beta);
-}
-/* once a tick, and (gains a tick's worth smaller) once a sample */
-#define track_mean(s) track_mean_by((s), TICK_ALPHA, TICK_BETA)
-#define track_mean_each(s) track_mean_by((s), TICK_ALPHA + 2u, TICK_BETA + 2u)
-
-/* The sum of the newest four samples' deviations from the rest. */
-static int16_t dev4(const detect_pad_state_t *s) {
-    int16_t mid = (int16_t)(s->base_q4 - (int16_t)((5 * s->slope_q8) >> 5)); /* 2.5 samples back */
-    return (int16_t)((int16_t)s->sum4 - ((mid + 2) >> 2));
+    track_by(s, (int16_t)((int16_t)(sum8 * 2u) - mid), 3u, 2u);
 }
 
 /* dt * num / den for 0 <= num < den (to 1/32 of dt, by halving: no
@@ -251,12 +256,16 @@ static uint16_t scale_by_ratio(uint16_t dt, uint16_t num, uint16_t den) {
  * e0, the one after e2, turned the contact's way) the contact began: along
  * the line through e1 and e2 (dt apart) back to rest, or to where the pad
  * already was its way, never before the sample before (gap back). */
-static uint16_t back_date_us(int16_t e0, int16_t e1, int16_t e2, uint16_t gap, uint16_t dt) {
+static uint16_t back_date_us(int16_t e0, int16_t e1, int16_t e2, uint16_t gap, uint16_t dt, uint8_t e2_clipped) {
     if (e0 < 0) e0 = 0;
     if (e1 <= e0) return 0;
     if (e2 <= e1) return gap >> 1; /* peaked (or clipped) at once: within the gap */
     uint16_t up = (uint16_t)(e1 - e0), rise = (uint16_t)(e2 - e1);
     uint16_t b = up >= rise ? dt : scale_by_ratio(dt, up, rise);
+    /* (a hand landing on a pad already moving, its second sample at the
+     * rails: it rose further than that shows, the line is steeper and the
+     * contact later than the line says; no further back than half the gap) */
+    if (e2_clipped && e0 > (e1 >> 3) && b > (gap >> 1)) b = gap >> 1;
     return b > gap ? gap : b;
 }
 
@@ -273,7 +282,8 @@ static uint8_t date_onset(detect_pad_state_t *s, uint8_t back) {
     int16_t e0 = (int16_t)(s->pol * dev_at(s, before));
     uint16_t t1 = s->hist_t[first];
     /* onset_us holds the first sample's full time (start_contact). */
-    s->c.onset_us -= back_date_us(e0, e1, e2, (uint16_t)(t1 - s->hist_t[before]), (uint16_t)(s->hist_t[second] - t1));
+    s->c.onset_us -= back_date_us(e0, e1, e2, (uint16_t)(t1 - s->hist_t[before]), (uint16_t)(s->hist_t[second] - t1),
+                                  at_rail(s->hist_r[second]));
     s->c.flags |= DETECT_C_DATED;
     return 1;
 }
@@ -321,7 +331,7 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
         uint16_t ring = s->ref;
         if (s->last_tick_max > ring) ring = s->last_tick_max;
         if (s->tick_max > ring) ring = s->tick_max;
-        if (s->ticked > 1u) ring >>= 2; /* (the 4-sum saw the push: it may be well under the ringing's level) */
+        if (s->ticked > 1u) ring >>= 2; /* (the low-passed deviation saw the push: it may be well under the ringing's level) */
         int16_t lo_m = (int16_t)(lo + (ring >> 1));
         while (back < DETECT_HIST - 3u && dv[k - 1] > lo_m) {
             /* (but a knee where the sample before is under a third of
@@ -364,18 +374,20 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
      * contacts began. */
     s->tick = (uint8_t)((pad - d->scan) & (RING_TICK - 1u));
     if (s->tick == 0) s->tick = RING_TICK;
-    s->acc = 0; /* (the first tick's window is short: nothing uses it before the first half-wave is over) */
     s->since_lobe = 0;
     s->busy = back; /* SCAN: how far back the rise began, until it is dated */
     if (back) { /* the line through the rise's first two samples (k, k + 1), from the one before */
         uint16_t t1 = s->hist_t[j];
+        uint8_t j2 = (uint8_t)((j + 1u) & (DETECT_HIST - 1u));
         s->c.onset_us -= back_date_us(dv[k - 1], dv[k], dv[k + 1], (uint16_t)(t1 - s->hist_t[prev_i(j)]),
-                                      (uint16_t)(s->hist_t[(j + 1u) & (DETECT_HIST - 1u)] - t1));
+                                      (uint16_t)(s->hist_t[j2] - t1), at_rail(s->hist_r[j2]));
         s->c.flags |= DETECT_C_DATED;
     }
+    if (s->disc && s->disc != pol) s->c.flags |= DETECT_C_XTALK | DETECT_C_WRONG; /* the table's, not a hand's */
     s->until_lo = (uint16_t)(s->c.onset_us + d->pad[pad].scan_us);
     s->thr = rest_threshold(d, s, pad);
-    s->lvl_a = s->lvl_4 = 0; /* (the slow path, until the first half-wave is over) */
+    s->lvl_a = 0; /* (the slow path, until the first half-wave is over) */
+    s->lp_ref = 0;
 #ifdef DETECT_DEBUG
     fprintf(stderr, "pad %u start at %u e %d back %u onset %u (state was %u, ref %u nf %u)\n", pad + 1, t_us, e, back,
             s->c.onset_us, prev_state, s->ref, s->nf);
@@ -402,18 +414,12 @@ static void end_scan(detect_t *d, detect_pad_state_t *s) {
 
 /* A new contact on a moving pad is one the pad's motion cannot explain:
  * |d| past the level the ringing stays under plus a quarter of it (at least
- * the threshold) and two gates, or, once the first half-wave is out of it,
- * the 4-sum past 1.5 times that level (at most the rails), twice the
- * threshold and eight gates: a table's ringing of 1.35..3.3 kHz sums to at
- * most ~1.0 x its amplitude in four samples 148..165 us apart, a push one
- * way to three or four times its own. Worked out as levels the fast path
- * compares with. */
+ * the threshold) and two gates (worked out as the level the fast path
+ * compares with), or a push in the low-passed deviation (detect_lp). */
 static ALWAYS_INLINE void set_levels(detect_pad_state_t *s) {
     uint16_t g = gate(s), ref = s->ref, more = ref >> 2;
     if (more < s->thr) more = s->thr; /* and a new contact of at least the threshold's own */
     s->lvl_a = (uint16_t)(ref + more + 2u * g);
-    uint16_t r4 = ref > RAIL_DEV ? RAIL_DEV : ref; /* (a ringing never swings past the rails) */
-    s->lvl_4 = (s->since_lobe >= 4u && s->ref_shift != REF_SHIFT_OWN) ? (uint16_t)(r4 + (r4 >> 1) + 2u * s->thr + 8u * g) : 0x7FFFu;
 }
 
 /* Every RING_TICK samples the ringing's level decays (by ref >> (shift - 2),
@@ -469,18 +475,14 @@ static uint32_t xt_source_onset; /* the onset of the contact crosstalk_source() 
 
 static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, int16_t e, uint16_t raw, uint32_t t_us);
 
-/* The sums of the history's deviations, worked out afresh (a pad leaving rest). */
-static void sum_history(detect_pad_state_t *s) {
+/* A pad leaving rest: the sums of four samples ending at the newest two,
+ * worked out afresh from the history (detect_lp keeps them on). */
+static void lp_start(detect_pad_state_t *s) {
     const uint16_t *h = s->hist_r;
-    /* all eight, in any order (fixed offsets: no index arithmetic) */
-    s->sum8 = (uint16_t)(h[0] + h[1] + h[2] + h[3] + h[4] + h[5] + h[6] + h[7]);
-    uint8_t i = s->hist_at; /* the newest four are the four before it */
-    uint16_t sum4 = 0;
-    for (uint8_t k = 0; k < 4u; k++) {
-        i = (uint8_t)((i - 1u) & (DETECT_HIST - 1u));
-        sum4 = (uint16_t)(sum4 + h[i]);
-    }
-    s->sum4 = sum4;
+    uint8_t i = s->hist_at; /* (the newest is the one before it) */
+    uint16_t n1 = h[(i - 2u) & 7u], n2 = h[(i - 3u) & 7u], n3 = h[(i - 4u) & 7u];
+    s->s4[0] = (uint16_t)(h[(i - 1u) & 7u] + n1 + n2 + n3);
+    s->s4[1] = (uint16_t)(n1 + n2 + n3 + h[(i - 5u) & 7u]);
 }
 
 /* Into the pad's history: every sample, whatever its state. */
@@ -537,63 +539,30 @@ OWN_FRAME uint8_t detect_sample_fast(detect_pad_state_t *s, uint16_t raw, uint16
 
 #ifdef DETECT_FAST_ASM
 #include <stddef.h>
+
+#include "detect_asm.h" /* (the pieces the scan loop runs inline too) */
+#if GATE_MARGIN != DETECT_ASM_GATE_MARGIN
+#error "detect_asm.h: DETECT_ASM_GATE_MARGIN must be GATE_MARGIN"
+#endif
 /* Pieces of the fast paths in assembly, with Z = s, r18:r19 = base_q4,
  * r22:r23 = raw, r20:r21 = t_lo. First Z and base from s (r24:r25). */
 #define ASM_ENTER                                                                                             \
     "movw r30, r24\n\t"                                                                                      \
     "ldd r18, Z+%[base]\n\t"                                                                                 \
     "ldd r19, Z+%[base]+1\n\t"
-/* Into the history: hist_r[at] = raw, hist_t[at] = t_lo, at one on (X on the way). */
-#define ASM_PUSH_SAMPLE                                                                                       \
-    "ldd r26, Z+%[at]\n\t"                                                                                   \
-    "mov r27, r26\n\t"                                                                                       \
-    "inc r27\n\t"                                                                                            \
-    "andi r27, %[hmask]\n\t"                                                                                 \
-    "std Z+%[at], r27\n\t"                                                                                   \
-    "lsl r26\n\t"                                                                                            \
-    "clr r27\n\t"                                                                                            \
-    "add r26, r30\n\t"                                                                                       \
-    "adc r27, r31\n\t"                                                                                       \
-    "subi r26, lo8(-(%[hist_r]))\n\t"                                                                        \
-    "sbci r27, hi8(-(%[hist_r]))\n\t"                                                                        \
-    "st X+, r22\n\t"                                                                                         \
-    "st X, r23\n\t"                                                                                          \
-    "adiw r26, %[r_to_t]\n\t"                                                                                \
-    "st X+, r20\n\t"                                                                                         \
-    "st X, r21\n\t"
-#define ASM_PUSH_OPERANDS                                                                                     \
-    [at] "n"(offsetof(detect_pad_state_t, hist_at)), [hmask] "M"(DETECT_HIST - 1u),                           \
-        [hist_r] "n"(offsetof(detect_pad_state_t, hist_r)),                                                   \
-        [r_to_t] "n"(offsetof(detect_pad_state_t, hist_t) - offsetof(detect_pad_state_t, hist_r) - 1u)
-/* The raw sample in the pair lo:hi becomes its level |raw - ((base + 8) >> 4)| (r24:r25 on the way). */
-#define ASM_LEVEL(lo, hi)                                                                                     \
-    "movw r24, r18\n\t"                                                                                      \
-    "adiw r24, 8\n\t"                                                                                        \
-    "asr r25\n\t" "ror r24\n\t" "asr r25\n\t" "ror r24\n\t"                                                  \
-    "asr r25\n\t" "ror r24\n\t" "asr r25\n\t" "ror r24\n\t"                                                  \
-    "sub " lo ", r24\n\t"                                                                                    \
-    "sbc " hi ", r25\n\t"                                                                                    \
-    "sbrs " hi ", 7\n\t"                                                                                     \
-    "rjmp 1f\n\t"                                                                                            \
-    "com " hi "\n\t"                                                                                         \
-    "neg " lo "\n\t"                                                                                         \
-    "sbci " hi ", 0xFF\n"                                                                                     \
-    "1:\n\t"
-/* base_q4 += slope_q8 >> 4 (the rest on along its slope), r20:r21 on the way. */
-#define ASM_REST_ON                                                                                           \
-    "ldd r20, Z+%[slope]\n\t"                                                                                \
-    "ldd r21, Z+%[slope]+1\n\t"                                                                              \
-    "asr r21\n\t" "ror r20\n\t" "asr r21\n\t" "ror r20\n\t"                                                  \
-    "asr r21\n\t" "ror r20\n\t" "asr r21\n\t" "ror r20\n\t"                                                  \
-    "add r18, r20\n\t"                                                                                       \
-    "adc r19, r21\n\t"                                                                                       \
-    "std Z+%[base], r18\n\t"                                                                                 \
-    "std Z+%[base]+1, r19\n\t"
-
+/* The same, and a global label past the movw: detect_sample_quick jumps
+ * there with Z set. */
+#define ASM_ENTER_AT(label)                                                                                   \
+    "movw r30, r24\n\t"                                                                                      \
+    ".global " label "\n"                                                                                    \
+    label ":\n\t"                                                                                            \
+    "ldd r18, Z+%[base]\n\t"                                                                                 \
+    "ldd r19, Z+%[base]+1\n\t"
 /* The quiet sample in assembly, the C above step for step: s in r24:r25,
  * raw in r22:r23, t_lo in r20:r21 (avr-gcc's convention), only
  * call-clobbered registers. */
-__attribute__((naked, noinline)) uint8_t detect_sample_fast(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
+__attribute__((naked, noinline, used, externally_visible)) uint8_t detect_sample_fast(detect_pad_state_t *s, uint16_t raw,
+                                                                                       uint16_t t_lo) {
     (void)s;
     (void)raw;
     (void)t_lo;
@@ -742,70 +711,29 @@ OWN_FRAME uint8_t detect_sample_ringing(detect_pad_state_t *s, uint16_t raw, uin
 #ifdef DETECT_FAST_ASM
 /* detect_sample_ringing in assembly, the C version step for step (~85
  * cycles where avr-gcc's takes ~130). */
-__attribute__((naked, noinline)) uint8_t detect_sample_ringing(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
+__attribute__((naked, noinline, used, externally_visible)) uint8_t detect_sample_ringing(detect_pad_state_t *s,
+                                                                                          uint16_t raw, uint16_t t_lo) {
     (void)s;
     (void)raw;
     (void)t_lo;
     asm volatile(
-        ASM_ENTER
-        ASM_PUSH_SAMPLE
-        ASM_LEVEL("r22", "r23") /* a in r22:r23 */
-        /* a past the ringing's level, or the 4-sum showed a push: the slow path */
-        "ldd r24, Z+%[lvl_a]\n\t"
-        "ldd r25, Z+%[lvl_a]+1\n\t"
-        "cp r24, r22\n\t"
-        "cpc r25, r23\n\t"
-        "brlo 8f\n\t"
-        "ldd r24, Z+%[ticked]\n\t"
-        "cpi r24, 2\n\t"
-        "brsh 8f\n\t"
-        "tst r24\n\t"
-        "breq 2f\n\t"
-        /* a tick's sample: a ringing pad whose level is under two gates may be back at rest */
-        "ldd r25, Z+%[state]\n\t"
-        "cpi r25, %[ring]\n\t"
-        "brne 3f\n\t"
-        "ldd r24, Z+%[nf]\n\t"
-        "clr r25\n\t"
-        "adiw r24, %[margin]\n\t"
-        "lsl r24\n\t"
-        "rol r25\n\t"
-        "movw r26, r30\n\t"
-        "subi r26, lo8(-(%[ref]))\n\t"
-        "sbci r27, hi8(-(%[ref]))\n\t"
-        "ld r20, X+\n\t"
-        "ld r21, X\n\t"
-        "cp r20, r24\n\t"
-        "cpc r21, r25\n\t"
-        "brlo 8f\n\t"
-        "rjmp 3f\n"
-        "2:\n\t"
-        ASM_REST_ON
-        "3:\n\t"
-        /* the largest level since the tick */
-        "ldd r24, Z+%[tick_max]\n\t"
-        "ldd r25, Z+%[tick_max]+1\n\t"
-        "cp r24, r22\n\t"
-        "cpc r25, r23\n\t"
-        "brsh 4f\n\t"
-        "std Z+%[tick_max], r22\n\t"
-        "std Z+%[tick_max]+1, r23\n"
-        "4:\n\t"
-        "ldi r24, 1\n\t"
-        "ret\n"
-        "8:\n\t"
-        "clr r24\n\t"
-        "ret\n\t" ::
-        [base] "n"(offsetof(detect_pad_state_t, base_q4)), ASM_PUSH_OPERANDS,
-        [lvl_a] "n"(offsetof(detect_pad_state_t, lvl_a)), [ticked] "n"(offsetof(detect_pad_state_t, ticked)),
-        [state] "n"(offsetof(detect_pad_state_t, state)), [ring] "M"(DETECT_RING),
-        [nf] "n"(offsetof(detect_pad_state_t, nf)), [margin] "n"(GATE_MARGIN),
-        [ref] "n"(offsetof(detect_pad_state_t, ref)), [slope] "n"(offsetof(detect_pad_state_t, slope_q8)),
-        [tick_max] "n"(offsetof(detect_pad_state_t, tick_max)));
+        "movw r30, r24\n\t"
+        ".global detect_sample_ringing_z\n"
+        "detect_sample_ringing_z:\n\t"
+        ASM_RINGING_HEAD
+        ASM_RINGING_TICKED
+        ASM_RINGING_TAIL("ldi r24, 1\n\tret\n", "clr r24\n\tret\n\t") ::
+        ASM_RINGING_OPERANDS, [ticked] "n"(offsetof(detect_pad_state_t, ticked)));
 }
 #endif
 
+#ifdef DETECT_FAST_ASM /* (on the AVR the assembly below is detect_sample_scan) */
+__attribute__((used, externally_visible, noinline)) uint8_t detect_sample_scan_c(detect_pad_state_t *s, uint16_t raw,
+                                                                                  uint16_t t_lo);
+uint8_t detect_sample_scan_c(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
+#else
 OWN_FRAME uint8_t detect_sample_scan(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
+#endif
     int16_t base = s->base_q4;
     int16_t e = deviation(raw, base);
     push_sample(s, raw, t_lo);
@@ -817,6 +745,7 @@ OWN_FRAME uint8_t detect_sample_scan(detect_pad_state_t *s, uint16_t raw, uint16
         if (!(flags & DETECT_C_DATED) || pd <= (int16_t)(s->c.peak >> LOBE_END_SHIFT)) return 0;
         if (pd < s->last_pd) s->c.flags = (uint8_t)(flags | DETECT_C_TURNED);
         else if ((flags & DETECT_C_TURNED) && pd > (int16_t)(2u * s->c.peak + s->thr)) return 0; /* risen again */
+        else if (pd - s->last_pd > (int16_t)s->c.peak) return 0; /* a jump past all it reached: a knee, maybe */
         if (raw <= DETECT_CLIP_LO || raw >= DETECT_CLIP_HI)
             s->c.clipped_us = (uint16_t)(s->c.clipped_us + (uint16_t)(t_lo - s->last_t));
         s->last_pd = pd;
@@ -831,6 +760,196 @@ OWN_FRAME uint8_t detect_sample_scan(detect_pad_state_t *s, uint16_t raw, uint16
     if (a > s->env) s->env = a;
     return 1;
 }
+
+#ifdef DETECT_FAST_ASM
+/* detect_sample_scan in assembly, the C version step for step (~80 cycles
+ * where avr-gcc's takes ~100 and more). */
+__attribute__((naked, noinline, used, externally_visible)) uint8_t detect_sample_scan(detect_pad_state_t *s, uint16_t raw,
+                                                                                       uint16_t t_lo) {
+    (void)s;
+    (void)raw;
+    (void)t_lo;
+    asm volatile(
+        ASM_ENTER_AT("detect_sample_scan_z")
+        ASM_PUSH_SAMPLE
+        /* the scan's end: the slow path */
+        "ldd r24, Z+%[until]\n\t"
+        "ldd r25, Z+%[until]+1\n\t"
+        "movw r26, r20\n\t"
+        "sub r26, r24\n\t"
+        "sbc r27, r25\n\t"
+        "brmi 1f\n"
+        "8:\n\t" /* (the slow path: here, within the branches' reach) */
+        "clr r24\n\t"
+        "ret\n"
+        "1:\n\t"
+        /* e = raw - ((base + 8) >> 4) in r26:r27, a = |e| in r24:r25 */
+        "movw r24, r18\n\t"
+        "adiw r24, 8\n\t"
+        "asr r25\n\t" "ror r24\n\t" "asr r25\n\t" "ror r24\n\t"
+        "asr r25\n\t" "ror r24\n\t" "asr r25\n\t" "ror r24\n\t"
+        "movw r26, r22\n\t"
+        "sub r26, r24\n\t"
+        "sbc r27, r25\n\t"
+        "movw r24, r26\n\t"
+        "sbrs r25, 7\n\t"
+        "rjmp 1f\n\t"
+        "com r25\n\t"
+        "neg r24\n\t"
+        "sbci r25, 0xFF\n"
+        "1:\n\t"
+        /* pd: e the contact's way (pol) */
+        "ldd r0, Z+%[pol]\n\t"
+        "sbrs r0, 7\n\t"
+        "rjmp 1f\n\t"
+        "com r27\n\t"
+        "neg r26\n\t"
+        "sbci r27, 0xFF\n"
+        "1:\n\t"
+        "ldd r0, Z+%[flags]\n\t"
+        "sbrc r0, %[lobe_bit]\n\t"
+        "rjmp 5f\n\t"
+        /* within the first half-wave: not dated yet, or at its end (pd <= peak >> 3): the slow path */
+        "sbrs r0, %[dated_bit]\n\t"
+        "rjmp 8b\n\t"
+        "ldd r18, Z+%[peak]\n\t"
+        "ldd r19, Z+%[peak]+1\n\t"
+        "lsr r19\n\t" "ror r18\n\t" "lsr r19\n\t" "ror r18\n\t" "lsr r19\n\t" "ror r18\n\t"
+        "cp r18, r26\n\t"
+        "cpc r19, r27\n\t"
+        "brge 8b\n\t"
+        /* under the last sample's: it turned back; else, if it had turned, risen past
+         * twice its peak and the threshold: the slow path */
+        "ldd r18, Z+%[last_pd]\n\t"
+        "ldd r19, Z+%[last_pd]+1\n\t"
+        "cp r26, r18\n\t"
+        "cpc r27, r19\n\t"
+        "brge 2f\n\t"
+        "mov r18, r0\n\t"
+        "ori r18, %[turned]\n\t"
+        "std Z+%[flags], r18\n\t"
+        "rjmp 3f\n"
+        "2:\n\t"
+        "sbrs r0, %[turned_bit]\n\t"
+        "rjmp 10f\n\t"
+        "ldd r18, Z+%[peak]\n\t"
+        "ldd r19, Z+%[peak]+1\n\t"
+        "lsl r18\n\t"
+        "rol r19\n\t"
+        "ldd r0, Z+%[thr]\n\t"
+        "add r18, r0\n\t"
+        "ldd r0, Z+%[thr]+1\n\t"
+        "adc r19, r0\n\t"
+        "cp r18, r26\n\t"
+        "cpc r19, r27\n\t"
+        "brge 10f\n\t"
+        "rjmp 8b\n"
+        "10:\n\t"
+        /* a jump past all it reached (pd > last_pd + peak): a knee, maybe: the slow path */
+        "ldd r18, Z+%[last_pd]\n\t"
+        "ldd r19, Z+%[last_pd]+1\n\t"
+        "ldd r0, Z+%[peak]\n\t"
+        "add r18, r0\n\t"
+        "ldd r0, Z+%[peak]+1\n\t"
+        "adc r19, r0\n\t"
+        "cp r18, r26\n\t"
+        "cpc r19, r27\n\t"
+        "brge 3f\n\t"
+        "rjmp 8b\n"
+        "3:\n\t"
+        /* at the rails: the time since the last sample is the half-wave's there */
+        "cpi r22, %[clip_lo] + 1\n\t"
+        "cpc r23, __zero_reg__\n\t"
+        "brlo 4f\n\t"
+        "cpi r22, lo8(%[clip_hi])\n\t"
+        "ldi r18, hi8(%[clip_hi])\n\t"
+        "cpc r23, r18\n\t"
+        "brlo 6f\n"
+        "4:\n\t"
+        "ldd r18, Z+%[last_t]\n\t"
+        "ldd r19, Z+%[last_t]+1\n\t"
+        "movw r22, r20\n\t"
+        "sub r22, r18\n\t"
+        "sbc r23, r19\n\t"
+        "ldd r18, Z+%[clipped]\n\t"
+        "ldd r19, Z+%[clipped]+1\n\t"
+        "add r18, r22\n\t"
+        "adc r19, r23\n\t"
+        "std Z+%[clipped], r18\n\t"
+        "std Z+%[clipped]+1, r19\n"
+        "6:\n\t"
+        "std Z+%[last_pd], r26\n\t"
+        "std Z+%[last_pd]+1, r27\n\t"
+        "std Z+%[last_t], r20\n\t"
+        "std Z+%[last_t]+1, r21\n\t"
+        "ldd r18, Z+%[base]\n\t"
+        "ldd r19, Z+%[base]+1\n\t"
+        "rjmp 7f\n"
+        "5:\n\t"
+        /* after it: past the ringing's level, or the 4-sum showed a push: the slow path */
+        "ldd r20, Z+%[lvl_a]\n\t"
+        "ldd r21, Z+%[lvl_a]+1\n\t"
+        "cp r20, r24\n\t"
+        "cpc r21, r25\n\t"
+        "brlo 9f\n\t"
+        "ldd r20, Z+%[ticked]\n\t"
+        "cpi r20, 2\n\t"
+        "brsh 9f\n\t"
+        "ldd r20, Z+%[tmax]\n\t"
+        "ldd r21, Z+%[tmax]+1\n\t"
+        "cp r20, r24\n\t"
+        "cpc r21, r25\n\t"
+        "brsh 7f\n\t"
+        "std Z+%[tmax], r24\n\t"
+        "std Z+%[tmax]+1, r25\n"
+        "7:\n\t"
+        /* the rest on along its slope; the peak, the samples over the threshold, the envelope */
+        ASM_REST_ON
+        "ldd r20, Z+%[peak]\n\t"
+        "ldd r21, Z+%[peak]+1\n\t"
+        "cp r20, r26\n\t"
+        "cpc r21, r27\n\t"
+        "brge 1f\n\t"
+        "std Z+%[peak], r26\n\t"
+        "std Z+%[peak]+1, r27\n"
+        "1:\n\t"
+        "ldd r20, Z+%[thr]\n\t"
+        "ldd r21, Z+%[thr]+1\n\t"
+        "cp r24, r20\n\t"
+        "cpc r25, r21\n\t"
+        "brlo 1f\n\t"
+        "ldd r20, Z+%[above]\n\t"
+        "cpi r20, 255\n\t"
+        "breq 1f\n\t"
+        "inc r20\n\t"
+        "std Z+%[above], r20\n"
+        "1:\n\t"
+        "ldd r20, Z+%[env]\n\t"
+        "ldd r21, Z+%[env]+1\n\t"
+        "cp r20, r24\n\t"
+        "cpc r21, r25\n\t"
+        "brsh 1f\n\t"
+        "std Z+%[env], r24\n\t"
+        "std Z+%[env]+1, r25\n"
+        "1:\n\t"
+        "ldi r24, 1\n\t"
+        "ret\n"
+        "9:\n\t"
+        "clr r24\n\t"
+        "ret\n\t" ::
+        [base] "n"(offsetof(detect_pad_state_t, base_q4)), ASM_PUSH_OPERANDS,
+        [until] "n"(offsetof(detect_pad_state_t, until_lo)), [pol] "n"(offsetof(detect_pad_state_t, pol)),
+        [flags] "n"(offsetof(detect_pad_state_t, c.flags)), [lobe_bit] "I"(__builtin_ctz(DETECT_C_LOBE)),
+        [dated_bit] "I"(__builtin_ctz(DETECT_C_DATED)), [turned_bit] "I"(__builtin_ctz(DETECT_C_TURNED)),
+        [turned] "M"(DETECT_C_TURNED), [peak] "n"(offsetof(detect_pad_state_t, c.peak)),
+        [last_pd] "n"(offsetof(detect_pad_state_t, last_pd)), [last_t] "n"(offsetof(detect_pad_state_t, last_t)),
+        [thr] "n"(offsetof(detect_pad_state_t, thr)), [clip_lo] "M"(DETECT_CLIP_LO), [clip_hi] "n"(DETECT_CLIP_HI),
+        [clipped] "n"(offsetof(detect_pad_state_t, c.clipped_us)), [lvl_a] "n"(offsetof(detect_pad_state_t, lvl_a)),
+        [ticked] "n"(offsetof(detect_pad_state_t, ticked)), [tmax] "n"(offsetof(detect_pad_state_t, tick_max)),
+        [slope] "n"(offsetof(detect_pad_state_t, slope_q8)), [above] "n"(offsetof(detect_pad_state_t, above)),
+        [env] "n"(offsetof(detect_pad_state_t, env)));
+}
+#endif
 
 /* A pad at rest whose sample the fast path left: the noise floor's count,
  * a contact, or a faint shake. */
@@ -850,13 +969,12 @@ static COLD void rest_slow(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint
             s->busy = DEFERRED; /* (this sample is in the rise, whatever the next does) */
             return;
         }
-        sum_history(s);
+        lp_start(s);
         start_contact(d, s, pad, e, raw, t_us);
         return;
     }
     /* Something small (a faint shake): the rest follows its mean. */
     if (s->busy == DEFERRED) s->busy = REST_COAST; /* (the start put off fell back: no rise) */
-    sum_history(s);
     track_mean_each(s);
 }
 
@@ -874,40 +992,118 @@ COLD void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t 
         rest_slow(d, s, pad, raw, t_us);
         return;
     }
-    /* (in the history and the tick's sums already: detect_sample_at) */
+    /* (in the history, its low-passed deviation looked at: detect_sample_at) */
     moving_sample(d, s, pad, deviation(raw, s->base_q4), raw, t_us);
 }
 
-/* Every RING_TICK samples of a moving pad: the rest tracker follows the
- * samples' mean (not in a scan: the contact's own push is in it), the
- * 4-sum is looked at, the ringing's level decays. 2: the 4-sum shows a
- * push (a new contact, maybe), else 0. */
-COLD uint8_t detect_tick(detect_pad_state_t *s) {
-    s->sum4 = s->acc; /* (the ticks are RING_TICK = 4 samples apart) */
-    s->sum8 = (uint16_t)(s->acc + s->acc_prev);
-    s->acc_prev = s->acc;
-    s->acc = 0;
+/* The rest of a moving pad follows its low-passed deviation at most this
+ * many counts a sample (350 mV of 60 Hz hum moves ~4 a sample at 148 us):
+ * a hand's push drags it little. */
+#ifndef LP_SLEW
+#define LP_SLEW 5
+#endif
+/* A push: the low-passed deviation past its level plus a quarter and this
+ * many counts (x 12, the weights' sum). */
+#ifndef LP_MARGIN
+#define LP_MARGIN 30
+#endif
+/* The level decays by 1/32 a sample (~4.7 ms), and by 1/8 for the first
+ * LP_FAST_SAMPLES after a first half-wave: its own pulse leaves the filter
+ * (six samples long), and a hand landing soon after a neighbour's shake
+ * is not hidden under it. */
+#ifndef LP_FAST_SAMPLES
+#define LP_FAST_SAMPLES 8
+#endif
+#define LP_FAST_SHIFT 3
+#define LP_SLOW_SHIFT 5
+uint8_t detect_lp(detect_pad_state_t *s, uint16_t raw) {
+    /* the four-sums on by a sample: the newest four (this one and three before it) */
+    uint16_t s4 = (uint16_t)(s->s4[0] + raw - s->hist_r[(s->hist_at - 4u) & (DETECT_HIST - 1u)]);
+    uint16_t lp_raw = (uint16_t)(s4 + s->s4[0] + s->s4[1]); /* weights 1 2 3 3 2 1 */
+    s->s4[1] = s->s4[0];
+    s->s4[0] = s4;
+    /* less 12 x the rest (x 16: 3/4 of base_q4; a moving pad's rest has no slope) */
+    int16_t lp = (int16_t)((int16_t)lp_raw - (int16_t)((3 * (int32_t)s->base_q4 + 2) >> 2));
+    if (s->state == DETECT_SCAN && !(s->c.flags & DETECT_C_LOBE)) {
+        /* its own push: the rest goes on along its slope, and the level is what it makes */
+        uint16_t m = (uint16_t)(lp < 0 ? -lp : lp);
+        if (m > s->lp_ref) s->lp_ref = m;
+        return 0;
+    }
+    /* the rest, slowly after the low-passed deviation: a twelfth of it
+     * (x 21 / 256, rounded), at most LP_SLEW counts */
+    uint16_t mag = (uint16_t)(lp < 0 ? -lp : lp);
+    uint8_t step = (uint8_t)(((mag > 255u ? 255u : mag) * 21u + 128u) >> 8);
+    if (step > LP_SLEW) step = LP_SLEW;
+    s->base_q4 = (int16_t)(s->base_q4 + (lp < 0 ? -16 : 16) * (int16_t)step);
+    s->slope_q8 = 0;
+    int8_t disc = s->disc;
+    int16_t way = disc < 0 ? (int16_t)-lp : lp;
+    uint16_t dir = disc ? (uint16_t)(way < 0 ? 0 : way) : mag;
+    uint16_t ref = s->lp_ref;
+    uint8_t push = s->ref_shift != REF_SHIFT_OWN && dir > ref + (ref >> 2) + 12u * LP_MARGIN;
+    if (push) {
+        s->lp_ref = mag;
+        return 4u;
+    }
+    ref = (uint16_t)(ref - (ref >> (s->since_lobe < LP_FAST_SAMPLES ? LP_FAST_SHIFT : LP_SLOW_SHIFT)));
+    s->lp_ref = mag > ref ? mag : ref;
+    return 0;
+}
+
+/* Every RING_TICK samples of a moving pad: the ringing's level decays (once
+ * its first half-wave is over). */
+COLD void detect_tick(detect_pad_state_t *s) {
     if (s->state == DETECT_SCAN && !(s->c.flags & DETECT_C_LOBE)) {
         /* Within the first half-wave nothing new is looked for, and its
          * end sets the ringing's level. */
         s->tick = RING_TICK;
-        return 0;
+        return;
     }
-    if (s->state != DETECT_SCAN) track_mean(s); /* (in a scan the sample's own step moves the rest on) */
-    int16_t s4 = dev4(s);
-    uint8_t push = s4 > (int16_t)s->lvl_4 || s4 < -(int16_t)s->lvl_4;
     s->since_lobe = (uint8_t)(s->since_lobe > 255u - RING_TICK ? 255u : s->since_lobe + RING_TICK);
     follow_ring(s);
-    return push ? 2u : 0u;
+}
+
+/* The newest sample of a contact's first half-wave (pd, its way; the
+ * contact began at rest, where the rise's steps are its own) is a knee:
+ * the two before it were both in the rise (a whole step of it), it climbed
+ * more than twice that step, and the threshold's half, more, and the rise
+ * before it was one pulse. */
+static uint8_t knee_now(const detect_pad_state_t *s, int16_t pd) {
+    uint8_t i1 = prev_i(newest_i(s)), i2 = prev_i(i1), i3 = prev_i(i2);
+    int16_t p1 = (int16_t)(s->pol * dev_at(s, i1)), p2 = (int16_t)(s->pol * dev_at(s, i2)),
+            p3 = (int16_t)(s->pol * dev_at(s, i3));
+    int16_t lo = (int16_t)(gate(s) + (s->nf >> 2));
+    int16_t before = (int16_t)(p1 - p2);
+    if (p2 <= lo || before < 0 || pd - p1 <= 2 * before + RISE_STEP + (int16_t)(s->thr >> 1)) return 0;
+    /* (and what came before it was one pulse, its steps shrinking: a rise
+     * held back and let go, a neighbour's shake the other way over a
+     * hand's push, has them growing, and its onset is where it began) */
+    return p3 <= lo || before <= (p2 - p3) + RISE_STEP + (int16_t)(s->nf >> 2);
+}
+
+/* A sample's common work (detect.h): the fast path of a pad at rest, or
+ * a moving pad's tick, its low-passed deviation and its state's fast path. */
+uint8_t detect_sample_quick(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
+    if (s->state == DETECT_REST) return detect_sample_fast(s, raw, t_lo);
+    uint8_t ticked = 0;
+    if (--s->tick == 0) {
+        detect_tick(s); /* every RING_TICK samples */
+        ticked = 1u;
+    }
+    s->ticked = (uint8_t)(ticked | detect_lp(s, raw));
+    return s->state == DETECT_SCAN ? detect_sample_scan(s, raw, t_lo) : detect_sample_ringing(s, raw, t_lo);
 }
 
 static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, int16_t e, uint16_t raw, uint32_t t_us) {
     uint16_t a = abs16(e);
+    int8_t disc = s->disc;
     uint8_t rise = a > s->lvl_a;
     if (!rise && a > s->tick_max) s->tick_max = a;
-    /* (the fast path counted the tick, and did its work: tracking, the 4-sum, the ringing's level) */
+    if (disc && (e < 0 ? -1 : 1) != disc) rise = 0; /* a hand pushes the disc's way only */
+    /* (detect_sample_at counted the tick and did its work, the ringing's level; detect_lp moved the rest) */
     uint8_t ticked = s->ticked & 1u;
-    if (s->ticked > 1u && (s->state != DETECT_SCAN || (s->c.flags & DETECT_C_LOBE))) rise = 1;
+    if (s->ticked & 4u) rise = 1; /* (the low-passed deviation showed a push, the disc's way) */
     if (s->state == DETECT_SCAN ? (s->c.flags & DETECT_C_LOBE) != 0 : !ticked)
         s->base_q4 = (int16_t)(s->base_q4 + (s->slope_q8 >> 4)); /* the rest goes on as it went */
     if (s->state == DETECT_RING) {
@@ -933,6 +1129,17 @@ static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
         if (!(s->c.flags & DETECT_C_DATED)) {
             date_onset(s, ++s->busy);
             s->until_lo = (uint16_t)(s->c.onset_us + d->pad[pad].scan_us);
+        }
+        if ((s->c.flags & (DETECT_C_LOBE | DETECT_C_TURNED | DETECT_C_DATED | DETECT_C_CLEAN)) == (DETECT_C_DATED | DETECT_C_CLEAN) &&
+            knee_now(s, pd) &&
+            take_work(d)) {
+            /* A step far steeper than the rise's before it, where a
+             * half-sine's steps only shrink: a hand landing on a pad a
+             * neighbour's shake had just set moving. The contact starts
+             * afresh here, as from rest (the walk back stops at the knee). */
+            s->state = DETECT_REST;
+            start_contact(d, s, pad, e, raw, t_us);
+            return;
         }
         if ((s->c.flags & (DETECT_C_LOBE | DETECT_C_TURNED)) == DETECT_C_TURNED && pd > (int16_t)(2u * s->c.peak + s->thr) &&
             take_work(d)) {
@@ -965,16 +1172,22 @@ static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
     if (s->c.flags & DETECT_C_LOBE) {
         if (lobe_now) { /* the ringing's level starts at the first half-wave's peak */
             uint16_t p = estimated_peak(&s->c);
-            s->ref = p > a ? p : a;
+            uint8_t wrong = (s->c.flags & DETECT_C_WRONG) != 0;
+            /* (against the disc, a swing the disc's way now may be the hand's: the level is the shake's alone) */
+            s->ref = p > a || wrong ? p : a;
             s->ref_shift = REF_SHIFT_SHAKE;
             s->since_lobe = 0;
             set_levels(s);
-            rise = 0;
+            rise = wrong && a > s->lvl_a && (e < 0 ? -1 : 1) == disc;
         }
         /* A rise the ringing of this contact's first half-wave cannot
          * explain: a slap on a pad a neighbour had just shaken. If what came
          * so far could be that shake, this is where the player's contact
          * starts (judged on the contact before this sample). */
+        if (rise && (s->c.flags & DETECT_C_WRONG) && take_work(d)) {
+            start_contact(d, s, pad, e, raw, t_us); /* (the shake went against the disc: a hand now) */
+            return;
+        }
         if (rise && take_work(d)) {
             uint8_t src = crosstalk_source(d, pad);
             if (src != 0xFFu) {
@@ -992,6 +1205,10 @@ static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
         if (a >= s->thr && s->above < 255u) s->above++;
         if (!(s->c.flags & DETECT_C_LOBE) && at_rail(raw))
             s->c.clipped_us = (uint16_t)(s->c.clipped_us + (uint16_t)((uint16_t)t_us - s->last_t));
+        /* (a first half-wave that turned back, as the fast path sees it) */
+        if ((s->c.flags & (DETECT_C_LOBE | DETECT_C_DATED)) == DETECT_C_DATED && pd > (int16_t)(s->c.peak >> LOBE_END_SHIFT) &&
+            pd < s->last_pd)
+            s->c.flags |= DETECT_C_TURNED;
         if (pd > (int16_t)s->c.peak) s->c.peak = (uint16_t)pd;
         s->last_pd = pd;
         s->last_t = (uint16_t)t_us;
@@ -1001,9 +1218,10 @@ static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
 
 /* Another pad's contact that explains this pad's as its shake: it began at
  * least DETECT_XT_MIN_DELAY_US and at most xwin_us before it, this one is
- * sharp (a lobe within DETECT_XT_LOBE_US) and at most xtalk % of it. A slap
- * that shook the pad already explains no more than its ringing. 0xFF: none.
- * The source's onset goes to xt_source_onset. */
+ * sharp (a lobe within DETECT_XT_LOBE_US) and at most xtalk % of it. A
+ * slap that shook the pad already explains no more than its ringing, nor
+ * does one whose vibration arrived long before this began. 0xFF: none. The
+ * source's onset goes to xt_source_onset. */
 static uint8_t crosstalk_source(const detect_t *d, uint8_t pad) {
     const detect_pad_state_t *s = &d->st[pad];
     const detect_contact_t *c = &s->c;
@@ -1022,6 +1240,20 @@ static uint8_t crosstalk_source(const detect_t *d, uint8_t pad) {
         if (o->flags & DETECT_C_XTALK) continue; /* a shake shakes nothing */
         int32_t gap = since(c->onset_us, o->onset_us); /* > 0: the other came first */
         if (gap < (int32_t)DETECT_XT_MIN_DELAY_US - (int32_t)DETECT_XT_EARLY_US || gap > xwin) continue; /* (both onsets are dated to about half a sample) */
+        {
+            int32_t delay = XT_DELAY_MAX_US;
+#ifdef DETECT_ORACLE
+            /* (the table's true delay between the two: no contact much sooner is its shake) */
+            if (d->oracle_delay[j][pad]) {
+                delay = d->oracle_delay[j][pad];
+                if (gap < delay - 250) continue;
+            }
+#endif
+            /* Its shake arrived here long before this contact began: this
+             * can be no more than that shake's ringing, no louder than the
+             * ringing it rose out of. */
+            if (gap > delay + XT_LATE_US && estimated_peak(c) > s->under + (s->under >> 2) + 2u * s->thr) continue;
+        }
         uint8_t again = j == s->xt_pad && (uint16_t)o->onset_us == s->xt_onset_lo;
         if (again && mine > s->xt_peak + (s->xt_peak >> 3)) continue; /* louder than the shake it already made */
         uint16_t src = estimated_peak(o);
@@ -1050,6 +1282,24 @@ static uint8_t crosstalk_source(const detect_t *d, uint8_t pad) {
         return j;
     }
     return 0xFFu;
+}
+
+/* A contact sure to be a hand's, as far as its disc's polarity goes: it
+ * began on a pad at rest, reached the slap threshold, and its first
+ * half-wave lasted longer than any shake's. */
+static uint8_t hand_like(const detect_pad_state_t *s, const detect_pad_config_t *cfg) {
+    return (s->c.flags & (DETECT_C_CLEAN | DETECT_C_LOBE)) == (DETECT_C_CLEAN | DETECT_C_LOBE) &&
+           estimated_peak(&s->c) >= cfg->slap && s->c.lobe_us > DISC_LOBE_MIN_US;
+}
+
+/* The disc's polarity, learnt from the hands' contacts: known once DISC_SURE
+ * more of them went one way than the other. */
+static void vote_disc(detect_pad_state_t *s, int8_t pol) {
+    int8_t v = (int8_t)(s->disc_votes + pol);
+    if (v > DISC_VOTES_MAX) v = DISC_VOTES_MAX;
+    if (v < -DISC_VOTES_MAX) v = -DISC_VOTES_MAX;
+    s->disc_votes = v;
+    s->disc = v >= DISC_SURE ? 1 : v <= -DISC_SURE ? -1 : 0;
 }
 
 COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, detect_hit_t *out) {
@@ -1081,8 +1331,14 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
                 j + 1, o->onset_us, o->peak, (o->flags & DETECT_C_LOBE) ? o->lobe_us : 0xFFFFu, o->clipped_us, o->flags, d->st[j].state);
     }
 #endif
-    uint8_t src = crosstalk_source(d, pad);
     const detect_pad_config_t *cfg = &d->pad[pad];
+    if (s->c.flags & DETECT_C_WRONG) { /* against the disc's polarity: the table's */
+        if (hand_like(s, cfg) && crosstalk_source(d, pad) == 0xFFu) vote_disc(s, s->pol); /* (unless the disc is not what we think) */
+        s->c.flags |= DETECT_C_XTALK;
+        d->dropped_xtalk++;
+        return 0;
+    }
+    uint8_t src = crosstalk_source(d, pad);
     uint16_t peak = estimated_peak(&s->c);
 #ifdef DETECT_DEBUG
     fprintf(stderr, "pad %u decide at %u onset %u peak %u lobe %u clipped %u above %u clean %u under %u -> %s %u\n", pad + 1,
@@ -1113,6 +1369,7 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
         s->c.flags |= DETECT_C_MASKED; /* the same player again, within the mask */
         return 0;
     }
+    if (hand_like(s, cfg)) vote_disc(s, s->pol);
     s->mask_end_us = s->c.onset_us + cfg->mask_us;
     s->reported = peak > 1023u ? 1023u : peak;
     s->ref_shift = REF_SHIFT_OWN;

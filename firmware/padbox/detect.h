@@ -15,6 +15,10 @@
  *      push is ten times faster). Everything is judged on the deviation
  *      d = sample - predicted rest, either sign; hum never reaches a
  *      threshold, so it never starts a contact and never hides a touch.
+ *      While a pad moves, its rest follows the low-passed deviation (the
+ *      newest six samples weighted 1 2 3 3 2 1, in which a table's 1.35..
+ *      3.4 kHz ringing mostly cancels) by at most LP_SLEW counts a sample:
+ *      as fast as hum moves, far slower than a hand pushes.
  *   2. ONSET: a contact starts where |d| reaches the pad's threshold
  *      (touch, or slap with touches off). Its onset is back-dated in the
  *      pad's history of the last DETECT_HIST samples: back to the first
@@ -27,18 +31,22 @@
  *      ADC's rails), and the first half-wave (lobe): how long until the
  *      signal crosses back through rest. Table vibration is a short sharp
  *      wave (a lobe within DETECT_XT_LOBE_US); a hand's push is longer. A
- *      lobe that turns back and rises again past twice its peak was a shake
- *      with a hand landing on it: the contact starts afresh.
+ *      lobe that turns back and rises again past twice its peak, or whose
+ *      rise turns into a step more than twice the one before it (a knee:
+ *      a single pulse's steps only shrink), was a shake with a hand landing
+ *      on it: the contact starts afresh there.
  *   4. NEW CONTACT ON A MOVING PAD: while a pad rings (a neighbour's shake,
  *      or its own earlier contact), a new contact starts where the signal
  *      does what the ringing cannot: |d| past the ringing's level plus a
- *      quarter (at least the threshold) and two gates, or the sum of the
- *      last four samples (in which a table's 1.35..3.3 kHz ringing sums to
- *      about its amplitude at 148..165 us a sample, a push to three or four
- *      times its own) past 1.5 x the level and twice the threshold. The
- *      level starts at the first half-wave's peak and decays by 1/32 a
- *      sample (1/64 after a reported contact). A pad is never deaf after a
- *      contact it did not report.
+ *      quarter (at least the threshold) and two gates, or the low-passed
+ *      deviation past its own level (which follows it up, and decays by
+ *      1/32 a sample, 1/8 just after a first half-wave) plus a quarter and
+ *      LP_MARGIN counts: a hand's push shows there at its own size, the
+ *      ringing at a fifth to a third of it. With the disc's polarity known
+ *      (step 7) only a push its way counts. The |d| level starts at the
+ *      first half-wave's peak and decays by 1/32 a sample (1/64 after a
+ *      reported contact). A pad is never deaf after a contact it did not
+ *      report.
  *   5. DECIDE at onset + the longest scan_us + DETECT_DECIDE_MARGIN_US (every pad that
  *      could have caused the contact has its peak by then). Crosstalk is
  *      cancelled only forward in time: a contact is dropped as a
@@ -49,7 +57,10 @@
  *      at most xtalk % of that one's (clipped against clipped: no longer at
  *      the rails than the source, nor than DETECT_XT_CLIP_MAX_US). A
  *      quieter slap that came first (by more than DETECT_XT_EARLY_US) is
- *      never dropped for a louder one that came after it.
+ *      never dropped for a louder one that came after it. A contact that
+ *      began longer after another than vibration takes to cross a table
+ *      (XT_DELAY_MAX_US) and its first half-wave lasts is that one's shake
+ *      only if no louder than the ringing it rose out of.
  *   6. REPORT a slap if the (estimated) peak reaches the slap threshold,
  *      else a touch: a light contact must be a finger's push (began at
  *      rest, a first half-wave of DETECT_TOUCH_LOBE_US or more, over within
@@ -57,6 +68,12 @@
  *      moving pad whose first half-wave was shorter than
  *      DETECT_HAND_LOBE_MIN_US (the ringing's). MASK: no report for mask_us after a
  *      reported onset unless the peak passes twice the reported one.
+ *   7. LEARN EACH DISC'S POLARITY as the table is played on (the sign of
+ *      a hand's first half-wave), from the sure hands' contacts on it
+ *      (began at rest, a slap, a first half-wave longer than any shake's;
+ *      known once DISC_SURE more went one way than the other): a contact
+ *      against it is the table's, never the player's. A fresh box knows
+ *      none (nothing is kept across resets) and judges as before.
  *
  * Times are uint32_t microseconds that wrap (every 71.6 minutes); all
  * comparisons use the signed difference, so the wrap is harmless.
@@ -168,25 +185,26 @@ typedef struct {
 #define DETECT_C_MASKED 16u /* began within the mask of a reported contact: not reported */
 #define DETECT_C_CLEAN 32u /* began on a pad at rest (its onset is sure) */
 #define DETECT_C_TURNED 64u /* its first half-wave turned back before it was over */
+#define DETECT_C_WRONG 128u /* it went against the disc's polarity: no hand's */
 
 /** Per-pad running state (exposed so the sketch can size it statically).
- * What every sample touches comes first (small offsets are one
- * instruction on the AVR). */
+ * What every sample touches comes first: the assembly fast paths reach
+ * fields at offsets up to 63 in one instruction (ldd/std), and the
+ * assembler refuses a field past that. */
 typedef struct {
     uint8_t state;
     uint8_t hist_at;         /* where the next sample goes in hist */
     uint8_t nf;              /* noise floor: |d| stays under it at rest, counts */
     uint8_t tick;            /* moving: samples to the next look after the ringing's level */
-    uint8_t ticked;          /* moving: this sample was a tick's (1), and the 4-sum showed a push (3) */
+    uint8_t ticked;          /* moving: this sample was a tick's (1), and the low-passed deviation showed a push (+4) */
     uint8_t learn;           /* samples still to learn the rest from (after detect_init): no contact yet */
+    int8_t disc;             /* the disc's polarity: the sign of a hand's first half-wave (0: not known yet) */
+    int8_t disc_votes;       /* what the pad's sure contacts said of it (+: positive) */
     int16_t base_q4;         /* predicted rest for the next sample, counts x 16 (-1: no sample yet) */
     int16_t slope_q8;        /* rest's change per sample, counts x 256 */
-    uint16_t sum8;           /* the sum of the last eight samples (at a tick: the two last ticks' acc) */
-    uint16_t sum4;           /* the sum of the newest four (at a tick: the last tick's acc) */
-    uint16_t acc;            /* moving: the samples since the last tick, summed */
-    uint16_t acc_prev;       /* moving: and over the tick before */
+    uint16_t s4[2];          /* moving: the sums of four samples ending at the newest and at the one before */
     uint16_t lvl_a;          /* moving: |d| past this may be a new contact (the slow path looks) */
-    uint16_t lvl_4;          /* moving: |the 4-sum's deviation| past this may be one too */
+    uint16_t lp_ref;         /* moving: the level of the low-passed deviation (x 12): past it, a push */
     uint16_t thr;            /* the pad's start threshold (a copy for the fast path) */
     uint16_t until_lo;       /* SCAN: the scan's end; PENDING: the decision's time (low 16 bits: within 65 ms) */
     int8_t pol;              /* the contact's direction: sign of its first half-wave */
@@ -198,13 +216,13 @@ typedef struct {
     uint16_t tick_max;       /* moving: largest |d| since the last tick */
     uint16_t last_tick_max;  /* moving: and in the tick before */
     detect_contact_t c;      /* the current (or last) contact */
-    uint16_t hist_r[DETECT_HIST]; /* the last samples (raw) ... */
-    uint16_t hist_t[DETECT_HIST]; /* ... and their times' low 16 bits */
     int16_t last_pd;         /* SCAN: the previous sample's deviation the contact's way */
     uint16_t last_t;         /* ... and its time */
     uint16_t lobe_gap;       /* the time between the samples either side of the first half-wave's end */
     uint16_t ref;            /* after a first half-wave: the |d| its ringing stays under (decays) */
     uint8_t ref_shift;       /* ref decays by ref >> ref_shift a sample */
+    uint16_t hist_r[DETECT_HIST]; /* the last samples (raw) ... (indexed: their offset may pass 63) */
+    uint16_t hist_t[DETECT_HIST]; /* ... and their times' low 16 bits */
     uint8_t xt_pad;          /* the source of the last shake on this pad (0xFF: none)... */
     uint16_t xt_onset_lo;    /* ... its onset (low 16 bits) ... */
     uint16_t xt_peak;        /* ... and how hard it shook it: its ringing is never louder */
@@ -214,11 +232,14 @@ typedef struct {
 } detect_pad_state_t;
 
 /** The whole detector: settings plus state of every pad. */
-typedef struct {
+typedef struct detect {
     uint8_t npads;
     detect_pad_config_t pad[DETECT_MAX_PADS];
     detect_pad_state_t st[DETECT_MAX_PADS];
     uint16_t thr[DETECT_MAX_PADS]; /* start threshold of each pad (cached) */
+#ifdef DETECT_ORACLE
+    int32_t oracle_delay[DETECT_MAX_PADS][DETECT_MAX_PADS]; /* an experiment's: the table's true delays (0: none) */
+#endif
     uint16_t dropped_xtalk;        /* contacts dropped as crosstalk since init */
     uint16_t dropped_glitch;       /* contacts dropped as too short (glitches) */
     uint8_t scan;                  /* scans so far (mod 256: counted at pad 0's sample) */
@@ -256,29 +277,30 @@ uint8_t detect_sample_ringing(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo
 /** The same for a pad in a contact's scan (SCAN). */
 uint8_t detect_sample_scan(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo);
 
-/** A moving pad's work every RING_TICK samples (its level, the rest's
- * tracking): 2 if the last four samples' sum shows a push, else 0. */
-uint8_t detect_tick(detect_pad_state_t *s);
+/** A moving pad's work every RING_TICK samples: its ringing's level decays. */
+void detect_tick(detect_pad_state_t *s);
+
+/** A moving pad's low-passed deviation (the newest six samples weighted
+ * 1 2 3 3 2 1: a table's 1.35..3.4 kHz ringing mostly cancels in it, a
+ * hand's push does not): the rest follows it, slowly; 4 if it shows a push
+ * the ringing cannot explain (a new contact, maybe), else 0. Called with
+ * each sample of a moving pad before it goes into the history. */
+uint8_t detect_lp(detect_pad_state_t *s, uint16_t raw);
 
 /** Everything else of a sample (contacts, a moving pad). */
 void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, uint32_t t_us);
+
+/** A sample's common work, whatever the pad's state (s is the pad's): the
+ * fast path of its state (above), a moving pad's running sum and its tick
+ * every RING_TICK samples. 1: done; 0: detect_step() must finish the
+ * sample. (In assembly on the AVR, like the fast paths: detect.c.) */
+uint8_t detect_sample_quick(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo);
 
 /** Feed one raw ADC sample (0..1023) of pad (s == &d->st[pad], pad < d->npads),
  * taken at device time t_us. */
 static inline void detect_sample_at(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, uint32_t t_us) {
     if (pad == 0) d->scan++; /* (a new scan: the moving pads' ticks are spread over them) */
-    uint8_t done;
-    if (s->state == DETECT_REST) {
-        done = detect_sample_fast(s, raw, (uint16_t)t_us);
-    } else {
-        s->acc = (uint16_t)(s->acc + raw);
-        uint8_t ticked = 0;
-        if (--s->tick == 0) ticked = (uint8_t)(1u | detect_tick(s)); /* every RING_TICK samples */
-        s->ticked = ticked;
-        done = s->state == DETECT_SCAN ? detect_sample_scan(s, raw, (uint16_t)t_us)
-                                       : detect_sample_ringing(s, raw, (uint16_t)t_us);
-    }
-    if (!done) detect_step(d, s, pad, raw, t_us);
+    if (!detect_sample_quick(s, raw, (uint16_t)t_us)) detect_step(d, s, pad, raw, t_us);
 }
 
 /** Feed one sample of one pad (0-based), taken at device time t_us. */

@@ -17,10 +17,11 @@
  * Sampling ("Sampling" below): the ADC runs at 1 MHz (prescaler 16, within
  * the 50 kHz..1 MHz the datasheet allows for reduced, still ~9-bit-clean
  * accuracy), 13 us a conversion. Timer2's interrupt starts one every 18.5
- * us into a FIFO; the loop runs detection on each sample from there, and
- * slows the sampler down evenly while it works off a burst. Sample times
- * are counted, not read: exact to the microsecond. HELLO's resolution is
- * the quiet scan period (148 us with 8 pads).
+ * us into a FIFO (its handler on registers r2..r7 of its own: the
+ * Makefiles' -ffixed flags); the loop (in assembly) runs detection on each
+ * sample from there, and slows the sampler down evenly while it works off
+ * a burst. Sample times are counted, not read: exact to the microsecond.
+ * HELLO's resolution is the quiet scan period (148 us with 8 pads).
  *
  * Serial: 250000 baud, UBRR = 3, exact at 16 MHz (see PROTOCOL.md). Output
  * goes through a 128-byte queue, fed to the UART one byte at a time from
@@ -44,8 +45,9 @@
 #endif
 /* Timer1 ticks (0.5 us) from one conversion to the next while the loop
  * keeps up ("Sampling"): 18.5 us (148 us a scan of 8 pads), a 13 us
- * conversion, and the 296 cycles a quiet sample needs: the handler's ~70,
- * the loop's ~80 and detect_sample_fast's ~130. */
+ * conversion, and 296 cycles, of which a quiet sample takes ~236: the
+ * handler's 38, the loop's ~60 with the scan's end, detect_sample_fast's
+ * ~130; a ringing pad's sample ~280, a burst's more (firmware/README.md). */
 #ifndef SAMPLE_TICKS
 #define SAMPLE_TICKS 37u
 #endif
@@ -63,16 +65,6 @@
 #define EEPROM_SIZE (4 + EEPROM_PAD_BYTES * DETECT_MAX_PADS + 2)
 
 /* ---------------------------------------------------------------- clock */
-
-/* The scan's place in the sample FIFO, kept in registers by scan_pads():
- * the next sample to take and its time in microseconds plus a half
- * (frac). Declared before any function: the Arduino IDE puts its
- * prototypes there. */
-typedef struct {
-    uint8_t tail;
-    uint8_t frac;
-    uint32_t t_us;
-} scan_t;
 
 /* Microseconds at the last Timer1 overflow: one overflow is 65536 ticks of
  * 0.5 us = 32768 us. Kept in us so reading the clock is one 32-bit add. */
@@ -182,14 +174,22 @@ static uint8_t btn_last = 0xFF; /* 1 = released (pull-up) */
 #ifndef FIFO_N
 #define FIFO_N 128u /* samples (a power of two, 2 x PADBOX_PADS to 128): 16 scans of 8 pads, 2.4 ms */
 #endif
+/* (Scans start at entries that are multiples of the pads, mod 256 as the
+ * FIFO's head counts: 1, 2, 4 or 8 pads.) */
+static_assert(256u % PADBOX_PADS == 0 && FIFO_N % PADBOX_PADS == 0, "PADBOX_PADS: 1, 2, 4 or 8");
 typedef struct {
-    uint16_t fifo[FIFO_N]; /* the handler's results, entry n mod FIFO_N */
-    uint8_t tail;          /* the loop's next sample (mod 256, like fifo_head) ... */
+    volatile uint16_t fifo[FIFO_N]; /* the handler's results, entry n mod FIFO_N */
+    uint8_t tail;          /* the loop's next sample (mod 256, like the FIFO's head) ... */
     uint8_t frac;          /* ... and its time: t_us plus frac half microseconds */
+    uint8_t step;          /* the whole microseconds from it to the sample after it, ... */
+    uint8_t step_xor;      /* ... the next step's change (the half microseconds alternate) */
+    uint8_t period;        /* the sample period (ticks) from sample tail on */
+    uint8_t scans;         /* scan_end(): odd and even scans take turns at the chores */
     uint32_t t_us;
     detect_hit_t decided;  /* a pad's decision, as detect_poll_at() writes it */
     uint8_t restart;       /* samples were written over: the sampler starts afresh at the scan's end */
     uint8_t scans_left;    /* scan_pads(): scans still to do, 0: forever */
+    uint8_t row;           /* the scan in progress: its first sample (pad 1's) */
 } piezo_ram_t;
 /* ... and what only button mode needs share their RAM (2 KB: the stack's
  * headroom is what is left): a box is in one mode from reset on. */
@@ -624,19 +624,27 @@ static void adc_init(void) {
  * takes the samples from the FIFO in order and catches up: a contact's
  * start, its walk back or a decision that costs a few sample periods only
  * fills the FIFO a little. No time is stored with a sample: each
- * conversion starts one period after the one before (SAMPLE_TICKS, plus
- * the extra ticks the sample carries when paced), on the same crystal and
- * prescale as the clock, at the handler's fixed latency, so the loop counts
- * the times on in half microseconds (scan_t). */
+ * conversion starts one period after the one before (SAMPLE_TICKS, or the
+ * paced period from a scan's start on), on the same crystal and prescale
+ * as the clock, at the handler's fixed latency, so the loop counts the
+ * times on (pz.step, pz.step_xor: whole microseconds a sample, the half
+ * microseconds alternating). */
 #define FIFO_MASK (FIFO_N - 1u)
-/* From starting Timer2's count (sampler_start) to the sample-and-hold of
- * the first match's conversion, in Timer1 ticks beyond SAMPLE_TICKS: the
- * match's flag, the interrupt's response and the handler's first
- * instructions (24 cycles). Checked in the simulator against its log of
- * conversion starts: tests/firmware/test_firmware_sim.py replays that log
- * through the detection core on the host and gets the image's onsets. */
+/* From the Timer1 tick the sampler starts on (sampler_start) to the
+ * sample-and-hold of the first match's conversion, in Timer1 ticks beyond
+ * SAMPLE_TICKS, as the counted times take it: the match, the interrupt's
+ * response and the handler's first instructions (14 cycles of them: the
+ * conversion starts 1/8 us into a half microsecond, so the latency's few
+ * cycles of jitter stay within it). Checked in the simulator against its
+ * log of conversion starts: tests/firmware/test_firmware_sim.py replays
+ * that log through the detection core on the host and gets the image's
+ * onsets. */
 #ifndef SAMPLE_DELAY_TICKS
-#define SAMPLE_DELAY_TICKS 5u
+#if PADBOX_SAMPLER_REGS
+#define SAMPLE_DELAY_TICKS 4u
+#else
+#define SAMPLE_DELAY_TICKS 5u /* (the handler that stacks its registers starts the conversion 7 cycles later) */
+#endif
 #endif
 /* Times the sampler started afresh because the FIFO overflowed (a long
  * wait on the serial line), saturating at 255: GPIOR1, which the simulator
@@ -645,88 +653,172 @@ static void adc_init(void) {
 /* The FIFO's fill at the end of the fullest scan (the harness reports it too). */
 #define FIFO_PEAK GPIOR2
 
+/* The handler's state: the FIFO's head (in r7 with PADBOX_SAMPLER_REGS,
+ * the Makefiles' build: see below) and the next conversion's ADMUX in
+ * GPIOR0 (in and out, one cycle each). */
+#define NEXT_MUX GPIOR0
+static volatile uint8_t ocr_next = SAMPLE_TICKS - 1u; /* OCR2A from the next scan's start on (pace()) */
+/* The periods the handler takes at scans' starts, for the loop to count the
+ * times on with (pace(), scan_end()): OCR2A from the scan whose first
+ * sample is entry n, at (n / PADBOX_PADS) mod 32, 0 for no change. 32
+ * scans: more than the FIFO holds. */
+static uint8_t scan_ocr[32];
+#if PADBOX_SAMPLER_REGS
+/** Samples the handler has stored (mod 256). */
+static inline uint8_t fifo_head_now(void) __attribute__((always_inline));
+static inline uint8_t fifo_head_now(void) {
+    uint8_t h;
+    asm volatile("mov %0, r7" : "=r"(h)); /* (read anew each time: the handler moves it) */
+    return h;
+}
+#define FIFO_HEAD_CLEAR() asm volatile("clr r7")
+#else
 static volatile uint8_t fifo_head; /* samples the handler has stored (mod 256) */
-static uint8_t next_mux;           /* ADMUX for the next conversion */
-static uint8_t gap_extra;          /* the extra ticks after the conversion in flight, halved, x 4 (bits 2..7) */
-static volatile uint8_t gap_next;  /* the loop's choice for the periods to come: extra ticks x 2 ... */
-static volatile uint8_t ocr_next;  /* ... and OCR2A for them (SAMPLE_TICKS - 1 + extra) */
-/* A loop more than FIFO_SLOW samples behind at a scan's end slows the
- * sampling down (set_pace): the periods to come are 4 ticks (2 us) longer
- * for every sample beyond it, up to 126 ticks, and each sample carries its
- * period's extra ticks, halved, in its bits 10..15 (SAMPLE_EXTRA_TICKS). So a
- * burst of heavy work (eight contacts at once, every pad ringing after
- * them) slows the sampling just as much as it needs, evenly, for as long
- * as it lasts, and no sample is lost. */
+static inline uint8_t fifo_head_now(void) __attribute__((always_inline));
+static inline uint8_t fifo_head_now(void) { return fifo_head; }
+#define FIFO_HEAD_CLEAR() (fifo_head = 0)
+#endif
+/* Pacing: a loop more than FIFO_SLOW samples behind at a scan's end slows
+ * the sampling down (scan_end(): pace()): the periods to come are 4 ticks
+ * (2 us) longer for every sample beyond it, up to 126 ticks, so that a
+ * burst of heavy work too long for the FIFO slows the sampling just as
+ * much as it needs, evenly, for as long as it lasts, and no sample is
+ * lost. The handler takes the loop's OCR2A (ocr_next) when it starts pad
+ * 1's conversion, so the period changes at a scan's start, and the loop
+ * counts the times of the scans from there at the new period (scan_ocr).
+ * The bench's bursts still need it, in most files for a few milliseconds
+ * a round (firmware/README.md, "What is not there yet"). */
 #ifndef FIFO_SLOW
-#define FIFO_SLOW 72u
+#define FIFO_SLOW 96u
 #endif
 #define EXTRA_UNITS_MAX 63u /* of 2 ticks: 63 us at most */
 #ifndef PACE_GAIN
 #define PACE_GAIN 2u /* units a sample beyond FIFO_SLOW */
 #endif
-#define SAMPLE_EXTRA_TICKS(v) ((uint8_t)(((v) >> 10) << 1))
 
-/* The handler in assembly: avr-gcc's saves eleven registers. Only lds,
- * sts, ldi and push come before the conversion starts (they leave SREG
- * alone), so the sample-and-hold is 24 cycles after the match, always. */
+/* The handler in assembly. Built with PADBOX_SAMPLER_REGS (and
+ * -ffixed-r2 .. -ffixed-r7 for every file: the Makefiles, plain and
+ * arduino-mk), r2..r7 are its own: it saves Z with a movw and SREG in r6
+ * and pushes nothing, ~38 cycles a sample with its call (avr-gcc's saved
+ * eleven registers: ~75). tests/firmware/test_firmware_fastpath.py checks
+ * that no other code in the images touches them (libgcc and avr-libc
+ * included). The Arduino IDE passes no such flags: its build gets the
+ * same handler saving what it uses on the stack, ~20 cycles more.
+ *
+ *   r2:r3  Z, saved while the handler uses it
+ *   r4:r5  the conversion just read
+ *   r6     SREG, saved
+ *   r7     the FIFO's head: samples the handler has stored (mod 256)
+ *
+ * Only lds, sts, movw, push, in and ldi come before the conversion starts
+ * (they leave SREG alone), so the sample-and-hold is a fixed number of
+ * cycles after the match, the same in both (SAMPLE_DELAY_TICKS). */
+#if (PADBOX_PADS & (PADBOX_PADS - 1u)) == 0
+#define ISR_NEXT_MUX "andi r30, %[mux_wrap]\n\t" /* (a power of two: pad 1 after the last by a mask) */
+#else
+#define ISR_NEXT_MUX "cpi r30, %[mux_end]\n\tbrne 1f\n\tldi r30, %[mux_first]\n1:\n\t"
+#endif
+#if FIFO_N < 128u
+#define ISR_FIFO_MASK "andi r30, %[mask2]\n\t"
+#else
+#define ISR_FIFO_MASK
+#endif
+#define ISR_OPERANDS                                                                                          \
+    [adcl] "n"(_SFR_MEM_ADDR(ADCL)), [adch] "n"(_SFR_MEM_ADDR(ADCH)), [admux] "n"(_SFR_MEM_ADDR(ADMUX)),       \
+        [adcsra] "n"(_SFR_MEM_ADDR(ADCSRA)), [start] "M"(ADCSRA_ON | _BV(ADSC)),                               \
+        [mux] "I"(_SFR_IO_ADDR(NEXT_MUX)), [mux_end] "M"(ADC_MUX(PADBOX_PADS)), [mux_first] "M"(ADC_MUX(0)),     \
+        [mux_wrap] "M"(ADC_MUX(PADBOX_PADS - 1u)), [fifo] "i"(&mode_ram.pz.fifo[0]),                            \
+        [mask2] "M"((FIFO_MASK << 1) & 0xFFu), [mux_second] "M"(ADC_MUX(PADBOX_PADS > 1 ? 1 : 0)),              \
+        [ocr] "n"(_SFR_MEM_ADDR(OCR2A)), [ocr_next] "i"(&ocr_next)
+#if PADBOX_SAMPLER_REGS
+ISR(TIMER2_COMPA_vect, ISR_NAKED) {
+    asm volatile(
+        /* ADCL first: it holds the result of the channel still in ADMUX
+         * (read, it locks the result until ADCH is read). */
+        "lds r4, %[adcl]\n\t"
+        "lds r5, %[adch]\n\t"
+        "movw r2, r30\n\t"
+        "in r6, __SREG__\n\t"
+        "in r30, %[mux]\n\t"
+        "sts %[admux], r30\n\t"
+        /* the ADMUX after it: the next pad, pad 1 after the last */
+        "inc r30\n\t"
+        ISR_NEXT_MUX
+        "ldi r31, %[start]\n\t"
+        "sts %[adcsra], r31\n\t" /* the next pad's sample-and-hold: 14 cycles in */
+        "out %[mux], r30\n\t"
+        /* pad 1's conversion started: the period after it, and the scan's, the loop's choice */
+        "cpi r30, %[mux_second]\n\t"
+        "brne 2f\n\t"
+        "lds r31, %[ocr_next]\n\t"
+        "sts %[ocr], r31\n"
+        "2:\n\t"
+        /* into the FIFO at head mod FIFO_N, head one on */
+        "mov r30, r7\n\t"
+        "lsl r30\n\t"
+        ISR_FIFO_MASK
+        "ldi r31, 0\n\t"
+        "subi r30, lo8(-(%[fifo]))\n\t"
+        "sbci r31, hi8(-(%[fifo]))\n\t"
+        "st Z+, r4\n\t"
+        "st Z, r5\n\t"
+        "inc r7\n\t"
+        "movw r30, r2\n\t"
+        "out __SREG__, r6\n\t"
+        "reti\n\t" ::ISR_OPERANDS);
+}
+#else
 ISR(TIMER2_COMPA_vect, ISR_NAKED) {
     asm volatile(
         "push r24\n\t"
         "push r25\n\t"
-        "push r30\n\t"
-        /* ADCL first: it holds the result of the channel still in ADMUX
-         * (read, it locks the result until ADCH is read). */
-        "lds r24, %[adcl]\n\t"
+        "lds r24, %[adcl]\n\t" /* (first, as above) */
         "lds r25, %[adch]\n\t"
-        "lds r30, %[mux]\n\t"
-        "sts %[admux], r30\n\t"
-        "ldi r30, %[start]\n\t"
-        "sts %[adcsra], r30\n\t" /* the next pad's sample-and-hold */
+        "push r30\n\t"
         "push r31\n\t"
         "in r31, __SREG__\n\t"
         "push r31\n\t"
-        /* the ADMUX after it: the next pad, pad 1 after the last */
-        "lds r30, %[mux]\n\t"
+        "in r30, %[mux]\n\t"
+        "sts %[admux], r30\n\t"
+        "ldi r31, %[start]\n\t"
+        "sts %[adcsra], r31\n\t" /* the next pad's sample-and-hold: 21 cycles in */
         "inc r30\n\t"
-        "cpi r30, %[mux_end]\n\t"
-        "brne 1f\n\t"
-        "ldi r30, %[mux_first]\n"
-        "1:\n\t"
-        "sts %[mux], r30\n\t"
-        /* the period after the conversion just read, set at the last match */
-        "lds r30, %[gap]\n\t"
-        "or r25, r30\n\t"
-        /* into the FIFO at head mod FIFO_N, head one on */
-        "lds r31, %[head]\n\t"
-        "mov r30, r31\n\t"
-        "lsl r30\n\t"
-        "andi r30, %[mask2]\n\t"
-        "subi r31, 0xFF\n\t"
+        ISR_NEXT_MUX
+        "out %[mux], r30\n\t"
+        "cpi r30, %[mux_second]\n\t"
+        "brne 2f\n\t"
+        "lds r31, %[ocr_next]\n\t"
+        "sts %[ocr], r31\n"
+        "2:\n\t"
+        "lds r30, %[head]\n\t"
+        "mov r31, r30\n\t"
+        "inc r31\n\t"
         "sts %[head], r31\n\t"
+        "lsl r30\n\t"
+        ISR_FIFO_MASK
         "ldi r31, 0\n\t"
         "subi r30, lo8(-(%[fifo]))\n\t"
         "sbci r31, hi8(-(%[fifo]))\n\t"
-        "st Z, r24\n\t"
-        "std Z+1, r25\n\t"
-        /* the period after the conversion just started, as the loop set it */
-        "lds r30, %[gap_next]\n\t"
-        "sts %[gap], r30\n\t"
-        "lds r30, %[ocr_next]\n\t"
-        "sts %[ocr], r30\n\t"
+        "st Z+, r24\n\t"
+        "st Z, r25\n\t"
         "pop r31\n\t"
         "out __SREG__, r31\n\t"
         "pop r31\n\t"
         "pop r30\n\t"
         "pop r25\n\t"
         "pop r24\n\t"
-        "reti\n\t" ::
-        [adcl] "n"(_SFR_MEM_ADDR(ADCL)), [adch] "n"(_SFR_MEM_ADDR(ADCH)),
-        [admux] "n"(_SFR_MEM_ADDR(ADMUX)), [adcsra] "n"(_SFR_MEM_ADDR(ADCSRA)),
-        [ocr] "n"(_SFR_MEM_ADDR(OCR2A)),
-        [start] "M"(ADCSRA_ON | _BV(ADSC)), [mux] "i"(&next_mux),
-        [mux_end] "M"(ADC_MUX(PADBOX_PADS)), [mux_first] "M"(ADC_MUX(0)),
-        [head] "i"(&fifo_head), [gap] "i"(&gap_extra), [gap_next] "i"(&gap_next), [ocr_next] "i"(&ocr_next),
-        [fifo] "i"(&mode_ram.pz.fifo[0]), [mask2] "M"(FIFO_MASK << 1));
+        "reti\n\t" ::ISR_OPERANDS,
+        [head] "i"(&fifo_head));
+}
+#endif
+
+/** The loop's steps from pz.frac and pz.period: the whole microseconds
+ * from sample pz.tail to the next, and how the next one differs (odd
+ * periods: the half microseconds alternate). */
+static void set_steps(void) {
+    uint8_t p = pz.period;
+    pz.step = (uint8_t)((p + pz.frac) >> 1);
+    pz.step_xor = (p & 1u) ? (uint8_t)((p >> 1) ^ ((p >> 1) + 1u)) : 0u;
 }
 
 /** Start the sampler; the loop's first sample is pad 1's (pz.tail, pz.t_us). */
@@ -738,57 +830,58 @@ static void sampler_start(void) {
     TCNT2 = 0;
     TIFR2 = _BV(OCF2A);
     TIMSK2 = _BV(OCIE2A);
-    uint16_t lo;
-    uint32_t base = clock_read(&lo);
-    TCCR2B = _BV(CS21); /* clk/8, as Timer1: the first match SAMPLE_TICKS from now */
+    /* On a Timer1 tick (its compare B flag, two ticks on, polled in three
+     * cycles): Timer2's ticks then fall where Timer1's do, and the
+     * sample-and-hold at the same place in the microsecond in every
+     * build, whatever the code before took (in the simulator Timer2 counts
+     * from its start; on the chip its prescaler, reset here, too). */
+    uint16_t lo = (uint16_t)(TCNT1 + 3u); /* (the tick to start on, a little ahead) */
+    OCR1B = lo;
+    TIFR1 = _BV(OCF1B);
+    asm volatile(
+        "1:\n\t"
+        "sbis %[tifr1], %[ocf1b]\n\t"
+        "rjmp 1b\n\t"
+        "nop\n\t" /* (the sample-and-hold a little into the half microsecond: see SAMPLE_DELAY_TICKS) */
+        "sts %[gtccr], %[psr]\n\t"
+        "sts %[tccr2b], %[cs]\n\t" /* clk/8, as Timer1: the first match SAMPLE_TICKS from now */
+        ::[tifr1] "I"(_SFR_IO_ADDR(TIFR1)), [ocf1b] "I"(OCF1B), [gtccr] "n"(_SFR_MEM_ADDR(GTCCR)),
+        [psr] "r"((uint8_t)_BV(PSRASY)), [tccr2b] "n"(_SFR_MEM_ADDR(TCCR2B)), [cs] "r"((uint8_t)_BV(CS21)));
+    uint32_t base = t1_base_us; /* (clock_read()'s: an overflow not yet serviced, and the count after it) */
+    if ((TIFR1 & _BV(TOV1)) && lo < 0x8000u) base += 32768u;
     /* Pad 1's first conversion by hand, about a sample period before the
      * first match's (it is learnt from, never judged): entry 0. Entry n is
      * then the conversion match n started, entry 1 at lo + SAMPLE_TICKS +
      * SAMPLE_DELAY_TICKS. */
     ADMUX = ADC_MUX(0);
     ADCSRA = ADCSRA_ON | _BV(ADSC);
-    next_mux = ADC_MUX(PADBOX_PADS > 1 ? 1 : 0);
-    fifo_head = 0;
-    gap_extra = 0;
-    gap_next = 0;
-    ocr_next = SAMPLE_TICKS - 1u;
+    NEXT_MUX = ADC_MUX(PADBOX_PADS > 1 ? 1 : 0);
+    FIFO_HEAD_CLEAR(); /* (interrupts are off) */
     pz.tail = 0;
     pz.restart = 0;
     uint32_t ticks = (uint32_t)lo + SAMPLE_DELAY_TICKS; /* entry 0's, after base (an even tick) */
     pz.t_us = base + (ticks >> 1);
     pz.frac = (uint8_t)(ticks & 1u);
+    pz.period = SAMPLE_TICKS;
+    ocr_next = SAMPLE_TICKS - 1u;
+    memset(scan_ocr, 0, sizeof scan_ocr);
+    set_steps();
     sei();
 }
 
-/** The loop's place in the FIFO: the next sample (tail) and its time (t_us
- * and frac half microseconds). In registers in scan_pads(), in pz around
- * work that may wait on the serial line. */
-static inline void scan_load(scan_t &sc) __attribute__((always_inline));
-static inline void scan_load(scan_t &sc) {
-    sc.tail = pz.tail;
-    sc.frac = pz.frac;
-    sc.t_us = pz.t_us;
+/** A sample's full time from the low 16 bits of it, during the scan
+ * whose first sample is at pz.t_us (a scan is far shorter than 65 ms). */
+static inline uint32_t time_of(uint16_t t_lo) __attribute__((always_inline));
+static inline uint32_t time_of(uint16_t t_lo) {
+    return pz.t_us + (uint16_t)(t_lo - (uint16_t)pz.t_us);
 }
-static inline void scan_store(const scan_t &sc) __attribute__((always_inline));
-static inline void scan_store(const scan_t &sc) {
-    pz.tail = sc.tail;
-    pz.frac = sc.frac;
-    pz.t_us = sc.t_us;
-}
-/* A call out of the scan loop (work that may wait, or move the loop's
- * place): its place in pz for the call, back in registers after it. */
-#define WITH_SCAN_IN_PZ(sc, call) \
-    do {                          \
-        scan_store(sc);           \
-        call;                     \
-        scan_load(sc);            \
-    } while (0)
 /** After work that may have waited on the serial line: if the handler
  * has written over samples not yet taken, the scan ends on what is there
  * (newer samples of the same pads, FIFO_N being a multiple of the pads)
- * and the sampler starts afresh at its end (pz.restart). */
+ * and the sampler starts afresh at its end (pz.restart). pz.tail: the
+ * loop's next sample. */
 static __attribute__((noinline)) void fifo_catch_up(void) {
-    if ((uint8_t)(fifo_head - pz.tail) > FIFO_N) pz.restart = 1;
+    if ((uint8_t)(fifo_head_now() - pz.tail) > FIFO_N) pz.restart = 1;
 }
 
 /** The sampler afresh, at a scan's end (pad 1 next), after samples were
@@ -811,12 +904,80 @@ static __attribute__((noinline)) void send_decided(void) {
     fifo_catch_up();
 }
 
-/* The rest of a scan's work, one small piece in each of the first slots,
- * so that no slot grows long: the heartbeat (and LVL), received commands,
- * EEPROM writes, a step of the outbox. With fewer than four pads the last
- * slot takes the pieces left. The checks are inline (a call that finds
- * nothing to do would cost its slot more than the check), the work is not. */
-#define SLOT_OF(piece) ((piece) < PADBOX_PADS ? (piece) : PADBOX_PADS - 1)
+/* The scan loop (scan_pads(): in assembly with PADBOX_SAMPLER_REGS, else
+ * in C, the same steps) takes each pad's sample from the FIFO, counts its
+ * time on and gives it to detect_sample_quick(); what is rare it leaves to
+ * these functions, and the rest of a scan's work to scan_end(). Each gets
+ * the pad's slot k in the scan (its state s, its sample's time t_lo);
+ * the scan's first sample is entry pz.row of the FIFO. */
+
+/** The sample of slot k, as the FIFO holds it. */
+static inline uint16_t slot_sample(uint8_t k) __attribute__((always_inline));
+static inline uint16_t slot_sample(uint8_t k) {
+    return pz.fifo[(uint8_t)(pz.row + k) & FIFO_MASK];
+}
+
+/** What a sample's fast path left (detect_step), at its full time. Out of
+ * the scan loop: the 32-bit time is worked out only here. */
+static __attribute__((noinline)) void sample_slow(detect_pad_state_t *s, uint8_t k, uint16_t t_lo) {
+    detect_step(&det, s, k, slot_sample(k), time_of(t_lo));
+}
+
+/** A decision due on pad k at its sample of time t_lo (its state is
+ * PENDING and the decision's time has come: detect_poll_at()'s checks),
+ * and the hit sent if there is one. */
+static __attribute__((noinline)) void poll_slow(const detect_pad_state_t *s, uint8_t k, uint16_t t_lo) {
+    if (detect_poll_at(&det, s, k, time_of(t_lo), &pz.decided) && said_hello) {
+        pz.tail = (uint8_t)(pz.row + k + 1u); /* (the loop's place, for fifo_catch_up()) */
+        send_decided();
+    }
+}
+
+/* While streaming (calibration): levels are the deviation from the pad's
+ * rest point (0 at rest), as thresholds and peaks are. */
+static __attribute__((noinline)) void stream_level(uint8_t k) {
+    uint16_t lv = detect_level(&det, k, slot_sample(k));
+    lvl_latest[k] = lv;
+    if (lv > lvl_peak[k]) lvl_peak[k] = lv;
+}
+
+/** The loop ahead of the handler: wait for the scan whose first sample
+ * is entry first (all its samples), feeding the UART. */
+static __attribute__((noinline)) void fifo_wait(uint8_t first) {
+    while ((uint8_t)(fifo_head_now() - first) < PADBOX_PADS) tx_service();
+}
+
+/** The UART fed a byte if one waits and it has room (the assembly loop's, every other slot). */
+static __attribute__((noinline, unused)) void tx_feed(void) { tx_service(); }
+
+/** The sampling's pace from how far behind the loop is (fill: samples
+ * waiting at a scan's end), for the handler to take at the next start of
+ * a scan (a change it has not taken yet is changed again), and noted for
+ * the loop at that scan (scan_ocr). */
+static inline void pace(uint8_t fill) __attribute__((always_inline));
+static inline void pace(uint8_t fill) {
+    uint8_t over = fill > FIFO_SLOW ? (uint8_t)(fill - FIFO_SLOW) : 0u;
+    uint8_t units = over > EXTRA_UNITS_MAX / PACE_GAIN ? EXTRA_UNITS_MAX : (uint8_t)(PACE_GAIN * over); /* of 2 ticks */
+    uint8_t want = (uint8_t)(SAMPLE_TICKS - 1u + 2u * units);
+    if (want == ocr_next) return;
+    cli(); /* (a few cycles: the sample-and-hold waits for them) */
+    uint8_t h = fifo_head_now();
+    ocr_next = want;
+    sei();
+    /* the conversion in flight was entry h (match h started it): the next
+     * match to start pad 1's, and the scan it begins, is the next multiple
+     * of PADBOX_PADS */
+    scan_ocr[(uint8_t)((uint8_t)(h + PADBOX_PADS) / PADBOX_PADS) & 31u] = want;
+}
+
+/* Heavy work a scan (det.work): DETECT_WORK_PER_SCAN units (a contact's
+ * start, a look for a shake's source, a decision), as the host's copy of
+ * the core runs (sim/hostrun.c): a burst's heavy work is spread over its
+ * scans, and the image decides as the host does. */
+#ifndef WORK_PER_SCAN
+#define WORK_PER_SCAN DETECT_WORK_PER_SCAN
+#endif
+
 enum { WORK_HB, WORK_RX, WORK_SAVE };
 /** Work that may wait on the serial line, then the FIFO caught up. */
 static __attribute__((noinline)) void slot_work(uint8_t what) {
@@ -826,139 +987,250 @@ static __attribute__((noinline)) void slot_work(uint8_t what) {
     fifo_catch_up();
 }
 
-/* While streaming (calibration): levels are the deviation from the pad's
- * rest point (0 at rest), as thresholds and peaks are. */
-static __attribute__((noinline)) void stream_level(uint8_t pad, uint16_t raw) {
-    uint16_t lv = detect_level(&det, pad, raw);
-    lvl_latest[pad] = lv;
-    if (lv > lvl_peak[pad]) lvl_peak[pad] = lv;
+/** A scan's end: the next scan's first sample is entry tail, at t_lo (its
+ * low 16 bits), with step whole microseconds to the sample after it. Its
+ * place into pz, then the pace, the heavy work allowed, and
+ * the scan's other work (the heartbeat and LVL, received commands, EEPROM
+ * writes, a step of the outbox), each a few hundred cycles at most and
+ * only when there is something to do. 1: the scans asked for are done. */
+static __attribute__((noinline)) uint8_t scan_end(uint16_t t_lo, uint8_t tail, uint8_t step) {
+    /* (while streaming, the scan's levels: no pad's state has changed since its sample) */
+    if (streaming)
+        for (uint8_t k = 0; k < PADBOX_PADS; k++) stream_level(k);
+    pz.t_us = time_of(t_lo);
+    pz.tail = tail;
+    pz.step = step;
+    uint8_t *ocr = &scan_ocr[(uint8_t)(tail / PADBOX_PADS) & 31u];
+    if (*ocr) { /* the periods from this scan on: the handler's new one */
+        uint8_t p = pz.period;
+        if (p & 1u) pz.frac = (uint8_t)(step - (p >> 1)); /* (even periods: it stays) */
+        pz.period = (uint8_t)(*ocr + 1u);
+        *ocr = 0;
+        set_steps();
+    }
+    uint8_t fill = (uint8_t)(fifo_head_now() - tail);
+    if (fill > FIFO_PEAK) FIFO_PEAK = fill;
+    if (fill > FIFO_SLOW || ocr_next != SAMPLE_TICKS - 1u) pace(fill);
+    det.work = WORK_PER_SCAN;
+    /* the heartbeat and LVL every other scan, commands and EEPROM writes
+     * the others (a few hundred microseconds late at most), the outbox
+     * every scan */
+    if ((pz.scans ^= 1u) != 0) {
+        if ((int32_t)(pz.t_us - next_hb) >= 0 || streaming) slot_work(WORK_HB);
+    } else {
+        if (rx_tail != rx_head) slot_work(WORK_RX);
+        if (save_pos >= 0) slot_work(WORK_SAVE);
+    }
+    if (fmt_step || rec_head != rec_tail || cfg_next != 0xFF) outbox_step(); /* never waits */
+    if ((uint8_t)(fifo_head_now() - pz.tail) > FIFO_N || pz.restart) sampler_restart();
+    return pz.scans_left && --pz.scans_left == 0;
 }
 
-/** The sampling's pace from how far behind the loop is (fill: samples
- * waiting, at a scan's end and halfway through it), for the handler to take
- * at its next match. */
-static inline void set_pace(uint8_t fill) __attribute__((always_inline));
-static inline void set_pace(uint8_t fill) {
-    uint8_t over = fill > FIFO_SLOW ? (uint8_t)(fill - FIFO_SLOW) : 0u;
-    uint8_t units = over > EXTRA_UNITS_MAX / PACE_GAIN ? EXTRA_UNITS_MAX : (uint8_t)(PACE_GAIN * over); /* of 2 ticks */
-    uint8_t sreg = SREG; /* (both at once: the handler reads them as a pair) */
-    cli();
-    gap_next = (uint8_t)(units << 2);
-    ocr_next = (uint8_t)(SAMPLE_TICKS - 1u + 2u * units);
-    SREG = sreg;
+/* (the loop in assembly waits for its detect_sample_quick() with the
+ * low-passed deviation: until then the C loop) */
+#ifndef PADBOX_SCAN_ASM
+#define PADBOX_SCAN_ASM 0
+#endif
+#if PADBOX_SCAN_ASM && PADBOX_SAMPLER_REGS && FIFO_N % PADBOX_PADS == 0
+#include "detect_asm.h"
+/* The scan loop in assembly, the C one below step for step, with
+ * detect_sample_quick() and detect_sample_ringing() inline (their text
+ * from detect_asm.h: what the fastpath test checks). Its place in
+ * registers of its own, kept across the calls: Y the scan's samples,
+ * r16:r17 the pad's state, r14:r15 the sample's time, r12 the whole
+ * microseconds to the next sample and r13 how the one after differs
+ * (pz.step, pz.step_xor), r11 the scan's first entry, r10 the slots left
+ * (the slot is PADBOX_PADS - r10). It waits for a scan's samples all
+ * together. (Numbered labels from 10 on: the
+ * pieces use 1 and 60..79.) */
+static __attribute__((naked, noinline)) void scan_loop(void) {
+    asm volatile(
+        "push r10\n\t" "push r11\n\t" "push r12\n\t" "push r13\n\t"
+        "push r14\n\t" "push r15\n\t" "push r16\n\t" "push r17\n\t" "push r28\n\t" "push r29\n"
+        "10:\n\t"
+        /* a scan: its place from pz */
+        "lds r11, %[p_tail]\n\t"
+        "sts %[p_row], r11\n\t"
+        "lds r12, %[p_step]\n\t"
+        "lds r13, %[p_xor]\n\t"
+        "lds r14, %[p_t]\n\t"
+        "lds r15, %[p_t]+1\n\t"
+        "mov r28, r11\n\t"
+        "andi r28, %[mask]\n\t"
+        "ldi r29, 0\n\t"
+        "lsl r28\n\t"
+        "rol r29\n\t"
+        "subi r28, lo8(-(%[fifo]))\n\t"
+        "sbci r29, hi8(-(%[fifo]))\n\t"
+        "ldi r16, lo8(%[st])\n\t"
+        "ldi r17, hi8(%[st])\n\t"
+        "ldi r24, %[pads]\n\t"
+        "mov r10, r24\n\t"
+        /* pad 1's sample: a new scan (detect_sample_at()) */
+        "lds r24, %[d_scan]\n\t"
+        "subi r24, 0xFF\n\t"
+        "sts %[d_scan], r24\n\t"
+        /* the scan's samples, all of them: waiting for the handler if the loop is ahead */
+        "mov r24, r7\n\t"
+        "sub r24, r11\n\t"
+        "cpi r24, %[pads]\n\t"
+        "brsh 11f\n\t"
+        "mov r24, r11\n\t"
+        "call %x[wait]\n"
+        "11:\n\t"
+        "ld r22, Y+\n\t"
+        "ld r23, Y+\n\t"
+        "movw r20, r14\n\t"
+        /* detect_sample_quick(): at rest the fast path, else ... */
+        "movw r30, r16\n\t"
+        "ldd r18, Z+%[state]\n\t"
+        "cpse r18, __zero_reg__\n\t"
+        "rjmp 20f\n\t"
+        "movw r24, r16\n\t"
+        "call detect_sample_fast\n\t"
+        /* (at rest, or in a scan, after a sample done: no decision can be waiting) */
+        "27:\n\t"
+        "tst r24\n\t"
+        "brne 26f\n\t"
+        "rjmp 31f\n"
+        "26:\n\t"
+        "rjmp 32f\n"
+        "20:\n\t" ::
+        [p_tail] "i"(&mode_ram.pz.tail), [p_row] "i"(&mode_ram.pz.row), [p_step] "i"(&mode_ram.pz.step),
+        [p_xor] "i"(&mode_ram.pz.step_xor), [p_t] "i"(&mode_ram.pz.t_us),
+        [mask] "M"(FIFO_MASK), [fifo] "i"(&mode_ram.pz.fifo[0]), [st] "i"(&det.st[0]), [pads] "M"(PADBOX_PADS),
+        [d_scan] "i"(&det.scan), [wait] "i"(fifo_wait), [state] "n"(offsetof(detect_pad_state_t, state)));
+    /* (three statements: an asm takes 30 operands at most; nothing comes between them in a naked function) */
+    asm volatile(
+        ASM_QUICK_MOVING("movw r24, r30\n\t"
+                         "call detect_tick\n\t" /* (Z stays s; raw and t_lo again from the row and r14) */
+                         "sbiw r28, 2\n\t"
+                         "ld r22, Y+\n\t"
+                         "ld r23, Y+\n\t"
+                         "movw r20, r14\n\t"
+                         "ldd r18, Z+%[state]\n\t",
+                         /* (a tick's sample: the paths' functions) */
+                         "cpi r18, %[scan_state]\n\t"
+                         "breq 22f\n\t"
+                         "call detect_sample_ringing_z\n\t"
+                         "rjmp 29f\n"
+                         "22:\n\t"
+                         "call detect_sample_scan_z\n\t"
+                         "rjmp 27b\n",
+                         "call detect_sample_scan_z\n\t"
+                         "rjmp 27b\n")
+        /* a ringing pad's sample with no tick (ticked 0: T clear), inline */
+        ASM_RINGING_HEAD
+        "clt\n\t"
+        ASM_RINGING_TAIL("rjmp 30f\n", "rjmp 31f\n") ::
+        ASM_QUICK_OPERANDS, ASM_RINGING_OPERANDS);
+    asm volatile(
+        "29:\n\t"
+        "tst r24\n\t"
+        "brne 30f\n"
+        "31:\n\t"
+        "movw r24, r16\n\t"
+        "ldi r22, %[pads]\n\t"
+        "sub r22, r10\n\t"
+        "movw r20, r14\n\t"
+        "call %x[slow]\n\t"
+        "movw r30, r16\n"
+        "30:\n\t"
+        /* a decision due (detect_poll_at()'s checks; Z is still s) */
+        "ldd r24, Z+%[state]\n\t"
+        "cpi r24, %[pending]\n\t"
+        "brne 32f\n\t"
+        "ldd r24, Z+%[until]\n\t"
+        "ldd r25, Z+%[until]+1\n\t"
+        "movw r26, r14\n\t"
+        "sub r26, r24\n\t"
+        "sbc r27, r25\n\t"
+        "brmi 32f\n\t"
+        "movw r24, r16\n\t"
+        "ldi r22, %[pads]\n\t"
+        "sub r22, r10\n\t"
+        "movw r20, r14\n\t"
+        "call %x[poll]\n"
+        "32:\n\t"
+        /* the UART every other slot (a byte takes 40 us, a slot 18.5) */
+        "sbrs r10, 0\n\t"
+        "rjmp 34f\n\t"
+        "lds r24, %[tx_head]\n\t"
+        "lds r25, %[tx_tail]\n\t"
+        "cpse r24, r25\n\t"
+        "call %x[tx]\n"
+        "34:\n\t"
+        /* the next sample's time: step us on (the half microseconds alternate) */
+        "add r14, r12\n\t"
+        "adc r15, __zero_reg__\n\t"
+        "eor r12, r13\n\t"
+        "subi r16, lo8(-(%[size]))\n\t"
+        "sbci r17, hi8(-(%[size]))\n\t"
+        "dec r10\n\t"
+        "breq 35f\n\t"
+        "rjmp 11b\n"
+        "35:\n\t"
+        /* the scan's end: the next one's first sample */
+        "movw r24, r14\n\t"
+        "mov r22, r11\n\t"
+        "subi r22, -(%[pads])\n\t"
+        "mov r20, r12\n\t"
+        "call %x[end]\n\t"
+        "tst r24\n\t"
+        "brne 36f\n\t"
+        "rjmp 10b\n"
+        "36:\n\t"
+        "pop r29\n\t" "pop r28\n\t" "pop r17\n\t" "pop r16\n\t" "pop r15\n\t" "pop r14\n\t"
+        "pop r13\n\t" "pop r12\n\t" "pop r11\n\t" "pop r10\n\t"
+        "ret\n\t" ::
+        [slow] "i"(sample_slow), [state] "n"(offsetof(detect_pad_state_t, state)), [pending] "M"(DETECT_PENDING),
+        [until] "n"(offsetof(detect_pad_state_t, until_lo)), [poll] "i"(poll_slow), [pads] "M"(PADBOX_PADS),
+        [tx_head] "i"(&tx_head), [tx_tail] "i"(&tx_tail), [tx] "i"(tx_feed),
+        [size] "n"(sizeof(detect_pad_state_t)), [end] "i"(scan_end));
 }
-
-/** One sample slot: take pad k's next sample from the FIFO (s: its
- * state; waiting for the handler if the loop is ahead) and process it. */
-static inline void scan_slot(scan_t &sc, const uint8_t k, detect_pad_state_t *const s) __attribute__((always_inline));
-static inline void scan_slot(scan_t &sc, const uint8_t k, detect_pad_state_t *const s) {
-    uint8_t tail = sc.tail;
-    while (fifo_head == tail) tx_service();
-    uint16_t v = pz.fifo[tail & FIFO_MASK];
-    sc.tail = (uint8_t)(tail + 1u);
-    const uint32_t t = sc.t_us; /* pad k's sample time */
-    {
-        /* the next sample's: SAMPLE_TICKS half microseconds on, and the extra */
-        uint8_t f = (uint8_t)(sc.frac + SAMPLE_TICKS + SAMPLE_EXTRA_TICKS(v));
-        v &= 0x3FFu;
-        uint8_t us = (uint8_t)(f >> 1);
-        /* (t_us += us in assembly: avr-gcc 5 sign-extends the byte through 32 bits first) */
-        asm("add %A0, %1\n\tadc %B0, __zero_reg__\n\tadc %C0, __zero_reg__\n\tadc %D0, __zero_reg__"
-            : "+r"(sc.t_us) : "r"(us));
-        sc.frac = (uint8_t)(f & 1u);
-    }
-    /* (a pad at rest before this sample has nothing to decide after it:
-     * only a scan's end makes a contact wait for its decision) */
-    const uint8_t was_rest = s->state == DETECT_REST;
-    detect_sample_at(&det, s, k, v, t);
-    if (streaming) stream_level(k, v);
-    if (k & 1u) tx_service(); /* (every other slot: a byte takes 40 us, a slot 18.5) */
-    if (!was_rest && detect_poll_at(&det, s, k, t, &pz.decided) && said_hello) {
-        WITH_SCAN_IN_PZ(sc, send_decided());
-    }
-    if (k == SLOT_OF(0)) {
-        if ((int32_t)(t - next_hb) >= 0 || streaming) {
-            WITH_SCAN_IN_PZ(sc, slot_work(WORK_HB));
-        }
-    }
-    if (k == SLOT_OF(1)) {
-        if (rx_tail != rx_head) {
-            WITH_SCAN_IN_PZ(sc, slot_work(WORK_RX));
-        }
-    }
-    if (k == SLOT_OF(2)) {
-        if (save_pos >= 0) {
-            WITH_SCAN_IN_PZ(sc, slot_work(WORK_SAVE));
-        }
-    }
-    if (k == SLOT_OF(3)) {
-        if (fmt_step || rec_head != rec_tail || cfg_next != 0xFF) outbox_step(); /* never waits */
-        /* (and the pace at mid-scan too, as well as at its end: a burst's
-         * heavy work can fill the FIFO within a scan) */
-        if (PADBOX_PADS > 4) set_pace((uint8_t)(fifo_head - sc.tail));
-    }
-}
-
-/* The scan's slots written out one a pad (the plain -O2 build), or a loop
- * (the Arduino IDE's -Os build, where the eight copies would each call
- * detect_sample_at() and detect_poll_at() out of line). */
-#ifndef SCAN_UNROLLED
-#ifdef __OPTIMIZE_SIZE__
-#define SCAN_UNROLLED 0
+#define SCAN_ASM 1
 #else
-#define SCAN_UNROLLED 1
-#endif
+#define SCAN_ASM 0
 #endif
 
-/* Heavy work a scan (det.work) by how far the loop is behind the sampler:
- * every start, walk back and decision at once until the FIFO is nearly
- * full, then one a scan. (Putting work off costs more than it saves: on
- * 1,000 model rounds, a budget of two a scan while the loop was within
- * two scans of the sampler dropped 15 % more slaps and doubled the onset
- * error's 99th percentile, against the pacing slowing the sampler a
- * little more.) */
-#ifndef WORK_FREE_FILL
-#define WORK_FREE_FILL 112u
-#endif
-static inline uint8_t work_for(uint8_t fill) __attribute__((always_inline));
-static inline uint8_t work_for(uint8_t fill) {
-    if (fill < WORK_FREE_FILL) return 0xFFu;
-    return 1u;
+#if !SCAN_ASM
+/** One sample slot: take pad k's next sample from the FIFO (s: its state,
+ * t_lo: its time; waiting for the handler if the loop is ahead) and
+ * process it. The time of the next one into t_lo. */
+static inline void scan_slot(uint8_t k, detect_pad_state_t *s, uint16_t &t_lo, uint8_t &step)
+    __attribute__((always_inline));
+static inline void scan_slot(uint8_t k, detect_pad_state_t *s, uint16_t &t_lo, uint8_t &step) {
+    uint16_t v = pz.fifo[(uint8_t)(pz.row + k) & FIFO_MASK];
+    const uint16_t t = t_lo;
+    t_lo = (uint16_t)(t_lo + step); /* the next sample's (the half microseconds alternate) */
+    step ^= pz.step_xor;
+    if (!detect_sample_quick(s, v, t)) sample_slow(s, k, t);
+    /* (detect_poll_at()'s checks, inline: the rest only when a decision is due) */
+    if (s->state == DETECT_PENDING && (int16_t)(t - s->until_lo) >= 0) poll_slow(s, k, t);
+    if (k & 1u) tx_service(); /* (every other slot: a byte takes 40 us, a slot 18.5) */
 }
+#endif
 
-/** Scans of all pads from the FIFO: count of them, or forever (0). One
- * loop rather than a call per scan: its saved registers would cost every
- * scan. Starts and ends at pad 1's sample (pz.tail). */
+/** Scans of all pads from the FIFO: count of them, or forever (0). Starts
+ * and ends at pad 1's sample (pz.tail). */
 static void scan_pads(uint8_t count) {
     pz.scans_left = count;
     fifo_catch_up();
     if (pz.restart) sampler_restart();
-    scan_t sc;
-    scan_load(sc);
-    for (;;) {
-#if SCAN_UNROLLED
-        /* k constant in each copy: the pad's state a fixed address, the
-         * slot's pieces of work chosen at build */
-        scan_slot(sc, 0, &det.st[0]);
-        if (PADBOX_PADS > 1) scan_slot(sc, 1, &det.st[1]);
-        if (PADBOX_PADS > 2) scan_slot(sc, 2, &det.st[2]);
-        if (PADBOX_PADS > 3) scan_slot(sc, 3, &det.st[3]);
-        if (PADBOX_PADS > 4) scan_slot(sc, 4, &det.st[4]);
-        if (PADBOX_PADS > 5) scan_slot(sc, 5, &det.st[5]);
-        if (PADBOX_PADS > 6) scan_slot(sc, 6, &det.st[6]);
-        if (PADBOX_PADS > 7) scan_slot(sc, 7, &det.st[7]);
+#if SCAN_ASM
+    scan_loop();
 #else
+    for (;;) {
+        pz.row = pz.tail;
+        uint8_t step = pz.step;
+        uint16_t t_lo = (uint16_t)pz.t_us;
+        det.scan++; /* (detect_sample_at(): pad 1's sample, a new scan) */
+        if ((uint8_t)(fifo_head_now() - pz.row) < PADBOX_PADS) fifo_wait(pz.row); /* (the scan's samples, all) */
         detect_pad_state_t *s = det.st; /* (one pointer walked, not an index) */
-        for (uint8_t k = 0; k < PADBOX_PADS; k++, s++) scan_slot(sc, k, s);
-#endif
-        uint8_t fill = (uint8_t)(fifo_head - sc.tail);
-        set_pace(fill);
-        if (fill > FIFO_PEAK) FIFO_PEAK = fill;
-        if (fill > FIFO_N || pz.restart) WITH_SCAN_IN_PZ(sc, sampler_restart());
-        det.work = work_for(fill); /* heavy work: a few hundred cycles a unit */
-        if (pz.scans_left && --pz.scans_left == 0) break;
+        for (uint8_t k = 0; k < PADBOX_PADS; k++, s++) scan_slot(k, s, t_lo, step);
+        if (scan_end(t_lo, (uint8_t)(pz.row + PADBOX_PADS), step)) break;
     }
-    scan_store(sc);
+#endif
 }
 
 static void buttons_init(void) {

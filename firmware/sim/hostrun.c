@@ -7,7 +7,10 @@
  * --host); the harness runs the real image and has the last word.
  *
  *   hostrun [--slot-us 18.5] [--jitter-us 0] [--learn-scans 128] [--dump FROM_US TO_US] [--trace PAD]
- *           [--adclog FILE] SCENARIO...
+ *           [--adclog FILE] [--show-learnt] SCENARIO...
+ *
+ * Heavy work (a contact's start, a decision) is DETECT_WORK_PER_SCAN units a
+ * scan, as in the image.
  *
  * --adclog FILE: the samples are taken when the image in simavr took them
  * (the harness's HARNESS_ADCLOG file), to replay one of its runs here.
@@ -18,10 +21,15 @@
  * (the firmware sends nothing before its HELLO). --dump also prints every
  * sample taken from FROM_US to TO_US: "SAMPLE <pad 1-based> <t us> <raw>";
  * --trace PAD (with --dump) the detector's state of that pad after each of its samples.
+ * --show-learnt: after each scenario, what the detector learnt of the
+ * table: "LEARNT DISC <pad> <-1|0|1>" (each disc's polarity).
+ * Built with -DDETECT_ORACLE, the table's truth can stand in for the
+ * learning (oracle_setup below): an experiment, never the firmware.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
 
 #include "../padbox/detect.h"
 #include "scenario.h"
@@ -30,6 +38,36 @@ static scenario_t scn;
 static detect_t det;
 static int trace_pad = -1;
 static double dump_from = -1.0, dump_to = -1.0;
+static int show_learnt;
+
+#ifdef DETECT_ORACLE
+/* Built with -DDETECT_ORACLE (an experiment, never the firmware's): the
+ * table's truth from the scenario's comments, as if the detector had
+ * learnt it perfectly: ORACLE_DISC=1 each disc's polarity, ORACLE_DELAY=1
+ * each pair's delay; ORACLE_REST=1 puts a moving pad's rest where it truly
+ * is. What learning the table, or a perfect rest, could bring at best. */
+static void oracle_setup(const char *path) {
+    FILE *f = fopen(path, "r");
+    char line[300];
+    int disc = getenv("ORACLE_DISC") != NULL, delay = getenv("ORACLE_DELAY") != NULL;
+    if (disc)
+        for (int q = 0; q < 8; q++) det.st[q].disc = 1, det.st[q].disc_votes = 8;
+    while (f && fgets(line, sizeof line, f)) {
+        char *r = strstr(line, "reversed discs: ");
+        if (disc && r)
+            for (r += 16; *r >= '1' && *r <= '8';) {
+                det.st[*r - '1'].disc = -1, det.st[*r - '1'].disc_votes = -8;
+                r++;
+                while (*r == ',' || *r == ' ') r++;
+            }
+        int to, from, dl;
+        char *c = strstr(line, "crosstalk from pad");
+        if (delay && c && sscanf(line, "hit %d", &to) == 1 && sscanf(c, "crosstalk from pad %d: %*f x after %d", &from, &dl) == 2)
+            det.oracle_delay[from - 1][to - 1] = dl;
+    }
+    if (f) fclose(f);
+}
+#endif
 
 /* One sample of pad ch (0-based) at t us, as the firmware takes it: fed,
  * traced within --dump, and that pad polled; a hit is printed if print_hits. */
@@ -38,6 +76,14 @@ static void take_sample(uint8_t ch, double t, int print_hits) {
     uint32_t tu = (uint32_t)t;
     int dumped = t >= dump_from && t <= dump_to;
     if (dumped) printf("SAMPLE %u %u %u\n", ch + 1u, tu, v);
+#ifdef DETECT_ORACLE
+    if (getenv("ORACLE_REST") && det.st[ch].state != DETECT_REST && det.st[ch].base_q4 >= 0) {
+        double r = scn.bias_mv + scn_hum_mv(&scn, ch, t); /* the true rest (an experiment) */
+        if (scn.drift_mv > 0) r += scn.drift_mv * sin(2.0 * 3.14159265358979 * t / scn.drift_period_us + ch * 1.3);
+        det.st[ch].base_q4 = (int16_t)(r * 1023.0 / 5000.0 * 16.0);
+        det.st[ch].slope_q8 = 0;
+    }
+#endif
     detect_sample(&det, ch, v, tu);
     if (dumped && ch == trace_pad) {
         const detect_pad_state_t *st = &det.st[ch];
@@ -63,6 +109,10 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[first], "--learn-scans")) learn_scans = (unsigned)atoi(argv[first + 1]);
         else if (!strcmp(argv[first], "--trace")) trace_pad = atoi(argv[first + 1]) - 1;
         else if (!strcmp(argv[first], "--adclog")) adclog = argv[first + 1];
+        else if (!strcmp(argv[first], "--show-learnt")) {
+            show_learnt = 1;
+            first--; /* (no value) */
+        }
         else if (!strcmp(argv[first], "--dump") && first + 2 < argc) {
             dump_from = atof(argv[first + 1]);
             dump_to = atof(argv[first + 2]);
@@ -84,6 +134,9 @@ int main(int argc, char **argv) {
         scn_init(&scn);
         if (scn_load(&scn, argv[a]) != 0) return 1;
         detect_init(&det, 8);
+#ifdef DETECT_ORACLE
+        oracle_setup(argv[a]);
+#endif
         printf("FILE %s\n", argv[a]);
         uint32_t rng = 12345u;
         double t = 2000.0; /* the box's set-up before its first scan */
@@ -111,8 +164,11 @@ int main(int argc, char **argv) {
                 rng ^= rng << 5;
                 t += slot_us + jitter_us * ((double)(rng & 0xFFFF) / 65535.0);
             }
-            det.work = DETECT_WORK_PER_SCAN;
+            det.work = DETECT_WORK_PER_SCAN; /* (as the image: heavy work a scan) */
             scans++;
+        }
+        if (show_learnt) { /* what the detector learnt of the table */
+            for (int p = 0; p < 8; p++) printf("LEARNT DISC %d %d\n", p + 1, det.st[p].disc);
         }
     }
     return 0;

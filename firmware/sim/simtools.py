@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -130,6 +131,52 @@ def firmware_at(commit: str, dest: Path) -> Path:
                              capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
     return dest / "firmware"
+
+
+def build_variant(out_dir: Path, make_vars: list[str]) -> Path:
+    """The image built with other make variables (e.g. ``SAMPLER_REGS=`` for the
+    Arduino IDE's handler, ``OPT=-O2 -DFIFO_SLOW=4u``) into ``out_dir``; its ELF."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    elf = out_dir.resolve() / "padbox.elf"
+    subprocess.run(["make", "-s", "-C", str(FIRMWARE), f"BUILD={out_dir.resolve()}", *make_vars, str(elf)],
+                   capture_output=True, text=True, check=True)
+    return elf
+
+
+#: The registers the sampling interrupt owns (padbox.ino, "Sampling"), and
+#: what other code may do with them: read the FIFO's head (r7), clear it.
+SAMPLER_REGS = ("r2", "r3", "r4", "r5", "r6", "r7")
+SAMPLER_HANDLER = "__vector_7"
+
+
+def sampler_register_uses(elf: Path) -> list[str]:
+    """Instructions outside the sampling handler that touch r2..r7, other than
+    reading r7 (mov, cp) or clearing it (eor r7, r7): none may, in any
+    translation unit or library the image links. Flash before __ctors_start
+    (the vectors and the constants in flash) is data, not code."""
+    nm = subprocess.run(["avr-nm", str(elf)], capture_output=True, text=True, check=True).stdout
+    code_from = next(int(line.split()[0], 16) for line in nm.splitlines() if line.endswith(" __ctors_start"))
+    dis = subprocess.run(["avr-objdump", "-d", str(elf)], capture_output=True, text=True, check=True).stdout
+    pattern = re.compile(r"\b(" + "|".join(SAMPLER_REGS) + r")\b")
+    function, found = "", []
+    for line in dis.splitlines():
+        label = re.match(r"^[0-9a-f]+ <(.*)>:", line)
+        if label:
+            function = label.group(1)
+            continue
+        insn = re.match(r"\s+([0-9a-f]+):\s+(?:[0-9a-f]{2} )+\s*\t(\S+)\s*([^;]*)", line)
+        if not insn or int(insn.group(1), 16) < code_from or function == SAMPLER_HANDLER:
+            continue
+        op, args = insn.group(2), insn.group(3).replace(" ", "")
+        regs = pattern.findall(args)
+        if not regs:
+            continue
+        if regs == ["r7"] and (op in ("cp", "cpc", "cpse") or (op == "mov" and args.endswith(",r7"))):
+            continue  # (the head read)
+        if op == "eor" and args == "r7,r7":
+            continue  # (the head cleared, interrupts off: sampler_start)
+        found.append(f"{function} {insn.group(1)}: {op} {args}")
+    return found
 
 
 def avr_size(elf: Path) -> dict[str, int]:
