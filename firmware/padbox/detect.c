@@ -1005,7 +1005,7 @@ COLD void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t 
 /* A push: the low-passed deviation past its level plus a quarter and this
  * many counts (x 12, the weights' sum). */
 #ifndef LP_MARGIN
-#define LP_MARGIN 30
+#define LP_MARGIN 25
 #endif
 /* The level decays by 1/32 a sample (~4.7 ms), and by 1/8 for the first
  * LP_FAST_SAMPLES after a first half-wave: its own pulse leaves the filter
@@ -1266,7 +1266,10 @@ static uint8_t crosstalk_source(const detect_t *d, uint8_t pad) {
              * clips no longer than the slap that made it. */
             if (!DETECT_CLIPPED(o)) continue; /* a shake is smaller than its slap */
             if (o->clipped_us < c->clipped_us) continue; /* ... and clips no longer */
-            {
+            /* A first half-wave of one sample, at the rails, has no share
+             * to measure (it is all at the rails, whatever its peak): a
+             * shake's, as short as that. */
+            if (c->lobe_us > s->lobe_gap) {
                 /* the share of the first half-wave at the rails grows with the peak */
                 uint16_t lc = c->lobe_us < c->clipped_us ? c->clipped_us : c->lobe_us;
                 uint16_t lo = (o->flags & DETECT_C_LOBE) ? o->lobe_us : (uint16_t)since(c->onset_us, o->onset_us);

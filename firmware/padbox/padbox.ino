@@ -6,9 +6,10 @@
  * Builds two ways, to the same behaviour:
  *   - `make -C firmware` (plain avr-gcc + avr-libc; firmware/avr/main.cpp
  *     calls setup() and loop()), the image the simulator tests run;
- *   - the Arduino IDE (open this folder, board "Arduino Nano"); the core's
- *     Timer0 millis interrupt then also runs (~1 % of the CPU; it can hold
- *     a sample's conversion start back by up to ~5 us).
+ *   - the Arduino IDE (open this folder, board "Arduino Nano"); setup()
+ *     turns the core's Timer0 millis interrupt off (nothing here uses
+ *     millis(), and its handler held the sampler's back long enough to
+ *     lose samples of a busy scan).
  * Only avr-libc is used here, no Arduino API, so both builds agree.
  *
  * Time base: Timer1 counts at 2 MHz (prescaler 8); its overflow interrupt
@@ -1294,6 +1295,9 @@ static void send_hb_lvl(uint32_t now) {
 
 void setup(void) {
     cli();
+    /* The Arduino core's millis interrupt (Timer0) off: unused here, and
+     * each of its runs delays the sampling handler (no-op in the plain build). */
+    TIMSK0 = 0;
     clock_init();
     uart_init();
     /* Mode jumper: D12 (PB4) to GND at reset selects button pads. */
