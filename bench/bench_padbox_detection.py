@@ -427,6 +427,9 @@ def build_table(fws: Sequence[Firmware], main: dict[str, Tally], hum: dict[str, 
             worst = _stats(c.errors["all"])[2]
             cells.append(f"{right}/{expected}, false {sum(c.false.values())}, order {c.pairs['wrong']}, {_f(worst)}")
         t.row(f"  {name.removeprefix('model_')}", cells)
+    if all(fw.build is None for fw in fws):
+        # (the host has no sampler, flash or stack: those figures are the image's)
+        return t.text()
     t.section("SCAN AND MEMORY (all files)")
     everything = {fw.label: [main[fw.label], hum[fw.label], *cases[fw.label].values()] for fw in fws}
     scans = {lab: [s for tally in ts for s in tally.scans] for lab, ts in everything.items()}
@@ -598,10 +601,11 @@ def _figures(report: Report, fws: Sequence[Firmware], main_t: dict[str, Tally], 
                       f"of {c.verdicts['first judged']}")
         report.figure(f"{pre}.verdict_last_wrong", c.verdicts["last wrong"], "rounds",
                       f"of {c.verdicts['last judged']}")
-        report.figure(f"{pre}.scan_p99_worst", max(s[2] for s in c.scans), "us", "[target <= 150]")
-        report.figure(f"{pre}.gap_max", max(s[3] for s in c.scans), "us", "[target <= 250]")
-        report.figure(f"{pre}.flash", sizes[fw.label]["flash"], "bytes", "text + data")
-        report.figure(f"{pre}.ram", sizes[fw.label]["ram"], "bytes", "data + bss")
+        if fw.build is not None:  # (the image's alone: the host has no sampler or memory map)
+            report.figure(f"{pre}.scan_p99_worst", max(s[2] for s in c.scans), "us", "[target <= 150]")
+            report.figure(f"{pre}.gap_max", max(s[3] for s in c.scans), "us", "[target <= 250]")
+            report.figure(f"{pre}.flash", sizes[fw.label]["flash"], "bytes", "text + data")
+            report.figure(f"{pre}.ram", sizes[fw.label]["ram"], "bytes", "data + bss")
         report.runs[f"{pre}.onset_err_us"] = c.errors["all"]
         report.params[f"{pre}.examples"] = dict(c.examples)
 

@@ -70,6 +70,14 @@
 #ifndef DISC_LOBE_MIN_US
 #define DISC_LOBE_MIN_US 400u
 #endif
+/* A clipped first half-wave shorter than this is a shake's, however much
+ * of it was at the rails: about a half-cycle of the table's ringing; a
+ * hand's is longer (its rise alone is 0.1 to 0.5 ms, and the rails hold
+ * it there). Longer bounds drop more clipped slaps than they save false
+ * ones (bench --host, two seeds). */
+#ifndef CLIP_HAND_LOBE_US
+#define CLIP_HAND_LOBE_US 230u
+#endif
 #ifndef DISC_SURE
 #define DISC_SURE 3
 #endif
@@ -1269,7 +1277,7 @@ static uint8_t crosstalk_source(const detect_t *d, uint8_t pad) {
             /* A first half-wave of one sample, at the rails, has no share
              * to measure (it is all at the rails, whatever its peak): a
              * shake's, as short as that. */
-            if (c->lobe_us > s->lobe_gap) {
+            if (c->lobe_us > s->lobe_gap && c->lobe_us >= CLIP_HAND_LOBE_US) {
                 /* the share of the first half-wave at the rails grows with the peak */
                 uint16_t lc = c->lobe_us < c->clipped_us ? c->clipped_us : c->lobe_us;
                 uint16_t lo = (o->flags & DETECT_C_LOBE) ? o->lobe_us : (uint16_t)since(c->onset_us, o->onset_us);
