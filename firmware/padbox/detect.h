@@ -55,7 +55,10 @@
  *      earlier; vibration needs time to cross the table; the onsets are
  *      dated to about half a sample, so up to DETECT_XT_EARLY_US after it) and its peak is
  *      at most xtalk % of that one's (clipped against clipped: no longer at
- *      the rails than the source, nor than DETECT_XT_CLIP_MAX_US). A
+ *      the rails than the source, nor than DETECT_XT_CLIP_MAX_US, and a
+ *      share of the first half-wave at the rails not much over the
+ *      source's, unless that half-wave was one sample or shorter than
+ *      CLIP_HAND_LOBE_US: a ringing's half-cycle, no hand's). A
  *      quieter slap that came first (by more than DETECT_XT_EARLY_US) is
  *      never dropped for a louder one that came after it. A contact that
  *      began longer after another than vibration takes to cross a table
