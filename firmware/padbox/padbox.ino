@@ -1115,9 +1115,6 @@ static __attribute__((naked, noinline)) void scan_loop(void) {
         ASM_RINGING_TAIL("rjmp 30f\n", "rjmp 31f\n") ::
         ASM_QUICK_OPERANDS, ASM_LP_OPERANDS, ASM_RINGING_OPERANDS);
     asm volatile(
-        "29:\n\t"
-        "tst r24\n\t"
-        "brne 30f\n"
         "31:\n\t"
         "movw r24, r16\n\t"
         "ldi r22, %[pads]\n\t"
