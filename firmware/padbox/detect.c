@@ -894,7 +894,7 @@ __attribute__((naked, noinline, used, externally_visible)) uint8_t detect_sample
         "ldd r19, Z+%[base]+1\n\t"
         "rjmp 7f\n"
         "5:\n\t"
-        /* after it: past the ringing's level, or the 4-sum showed a push: the slow path */
+        /* after it: past the ringing's level, or the low-passed deviation showed a push: the slow path */
         "ldd r20, Z+%[lvl_a]\n\t"
         "ldd r21, Z+%[lvl_a]+1\n\t"
         "cp r20, r24\n\t"
@@ -1004,34 +1004,33 @@ COLD void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t 
     moving_sample(d, s, pad, deviation(raw, s->base_q4), raw, t_us);
 }
 
-/* The rest of a moving pad follows its low-passed deviation at most this
- * many counts a sample (350 mV of 60 Hz hum moves ~4 a sample at 148 us):
- * a hand's push drags it little. */
-#ifndef LP_SLEW
-#define LP_SLEW 5
-#endif
-/* A push: the low-passed deviation past its level plus a quarter and this
- * many counts (x 12, the weights' sum). */
-#ifndef LP_MARGIN
-#define LP_MARGIN 25
-#endif
-/* The level decays by 1/32 a sample (~4.7 ms), and by 1/8 for the first
- * LP_FAST_SAMPLES after a first half-wave: its own pulse leaves the filter
- * (six samples long), and a hand landing soon after a neighbour's shake
- * is not hidden under it. */
-#ifndef LP_FAST_SAMPLES
-#define LP_FAST_SAMPLES 8
-#endif
+/* (LP_SLEW, LP_MARGIN, LP_FAST_SAMPLES: detect.h, the assembly's too) */
 #define LP_FAST_SHIFT 3
 #define LP_SLOW_SHIFT 5
-uint8_t detect_lp(detect_pad_state_t *s, uint16_t raw) {
+/* On the AVR detect_lp and detect_sample_quick are in assembly (below the
+ * C: their moving pad's part, the scan loop's inline text too); these C
+ * versions are the host's, and the assembly's reference in the fastpath
+ * test. */
+#ifdef DETECT_FAST_ASM
+#define LP_C detect_lp_c
+#define QUICK_C detect_sample_quick_c
+__attribute__((used, externally_visible, noinline)) uint8_t detect_lp_c(detect_pad_state_t *s, uint16_t raw);
+__attribute__((used, externally_visible, noinline)) uint8_t detect_sample_quick_c(detect_pad_state_t *s, uint16_t raw,
+                                                                                   uint16_t t_lo);
+#else
+#define LP_C detect_lp
+#define QUICK_C detect_sample_quick
+#endif
+uint8_t LP_C(detect_pad_state_t *s, uint16_t raw) {
     /* the four-sums on by a sample: the newest four (this one and three before it) */
     uint16_t s4 = (uint16_t)(s->s4[0] + raw - s->hist_r[(s->hist_at - 4u) & (DETECT_HIST - 1u)]);
     uint16_t lp_raw = (uint16_t)(s4 + s->s4[0] + s->s4[1]); /* weights 1 2 3 3 2 1 */
     s->s4[1] = s->s4[0];
     s->s4[0] = s4;
-    /* less 12 x the rest (x 16: 3/4 of base_q4; a moving pad's rest has no slope) */
-    int16_t lp = (int16_t)((int16_t)lp_raw - (int16_t)((3 * (int32_t)s->base_q4 + 2) >> 2));
+    /* less 12 x the rest (x 16: 3/4 of base_q4, (3 b + 2) >> 2, which is
+     * b - (b >> 2) - (b & 3 == 3) in 16 bits; a moving pad's rest has no slope) */
+    int16_t b = s->base_q4;
+    int16_t lp = (int16_t)(lp_raw - (uint16_t)(b - (b >> 2) - ((b & 3) == 3)));
     if (s->state == DETECT_SCAN && !(s->c.flags & DETECT_C_LOBE)) {
         /* its own push: the rest goes on along its slope, and the level is what it makes */
         uint16_t m = (uint16_t)(lp < 0 ? -lp : lp);
@@ -1049,7 +1048,8 @@ uint8_t detect_lp(detect_pad_state_t *s, uint16_t raw) {
     int16_t way = disc < 0 ? (int16_t)-lp : lp;
     uint16_t dir = disc ? (uint16_t)(way < 0 ? 0 : way) : mag;
     uint16_t ref = s->lp_ref;
-    uint8_t push = s->ref_shift != REF_SHIFT_OWN && dir > ref + (ref >> 2) + 12u * LP_MARGIN;
+    /* (the level plus a quarter in 32 bits, as on the host: past 65535 it is no push) */
+    uint8_t push = s->ref_shift != REF_SHIFT_OWN && dir > (uint32_t)ref + (ref >> 2) + 12u * LP_MARGIN;
     if (push) {
         s->lp_ref = mag;
         return 4u;
@@ -1060,7 +1060,11 @@ uint8_t detect_lp(detect_pad_state_t *s, uint16_t raw) {
 }
 
 /* Every RING_TICK samples of a moving pad: the ringing's level decays (once
- * its first half-wave is over). */
+ * its first half-wave is over). (Called from assembly on the AVR: its name
+ * kept through the link-time optimizer.) */
+#ifdef DETECT_FAST_ASM
+__attribute__((used, externally_visible))
+#endif
 COLD void detect_tick(detect_pad_state_t *s) {
     if (s->state == DETECT_SCAN && !(s->c.flags & DETECT_C_LOBE)) {
         /* Within the first half-wave nothing new is looked for, and its
@@ -1092,16 +1096,59 @@ static uint8_t knee_now(const detect_pad_state_t *s, int16_t pd) {
 
 /* A sample's common work (detect.h): the fast path of a pad at rest, or
  * a moving pad's tick, its low-passed deviation and its state's fast path. */
-uint8_t detect_sample_quick(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
+uint8_t QUICK_C(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
     if (s->state == DETECT_REST) return detect_sample_fast(s, raw, t_lo);
     uint8_t ticked = 0;
     if (--s->tick == 0) {
         detect_tick(s); /* every RING_TICK samples */
         ticked = 1u;
     }
-    s->ticked = (uint8_t)(ticked | detect_lp(s, raw));
+    s->ticked = (uint8_t)(ticked | LP_C(s, raw));
     return s->state == DETECT_SCAN ? detect_sample_scan(s, raw, t_lo) : detect_sample_ringing(s, raw, t_lo);
 }
+
+#ifdef DETECT_FAST_ASM
+#if LP_FAST_SHIFT != 3 || LP_SLOW_SHIFT != 5 || REF_SHIFT_OWN != DETECT_ASM_REF_SHIFT_OWN
+#error "detect_asm.h: ASM_LP's shifts are LP_FAST_SHIFT's and LP_SLOW_SHIFT's, DETECT_ASM_REF_SHIFT_OWN is REF_SHIFT_OWN"
+#endif
+/* detect_lp in assembly, the C version step for step (ASM_LP). */
+__attribute__((naked, noinline, used, externally_visible)) uint8_t detect_lp(detect_pad_state_t *s, uint16_t raw) {
+    (void)s;
+    (void)raw;
+    asm volatile(
+        "movw r30, r24\n\t"
+        ASM_LP
+        "ret\n\t" ::
+        ASM_LP_OPERANDS, ASM_PUSH_OPERANDS, [base] "n"(offsetof(detect_pad_state_t, base_q4)),
+        [state] "n"(offsetof(detect_pad_state_t, state)), [slope] "n"(offsetof(detect_pad_state_t, slope_q8)));
+}
+
+/* detect_sample_quick in assembly: at rest the fast path, else
+ * ASM_QUICK_MOVING (the scan loop's text too) and the state's path.
+ * detect_tick, every RING_TICK samples, keeps none of the sample's
+ * registers: they wait on the stack. */
+__attribute__((naked, noinline, used, externally_visible)) uint8_t detect_sample_quick(detect_pad_state_t *s, uint16_t raw,
+                                                                                        uint16_t t_lo) {
+    (void)s;
+    (void)raw;
+    (void)t_lo;
+    asm volatile(
+        "movw r30, r24\n\t"
+        "ldd r18, Z+%[state]\n\t"
+        "tst r18\n\t"
+        "brne 1f\n\t"
+        "jmp detect_sample_fast\n"
+        "1:\n\t"
+        ASM_QUICK_MOVING("push r20\n\t" "push r21\n\t" "push r22\n\t" "push r23\n\t" "push r30\n\t" "push r31\n\t"
+                         "movw r24, r30\n\t"
+                         "call detect_tick\n\t"
+                         "pop r31\n\t" "pop r30\n\t" "pop r23\n\t" "pop r22\n\t" "pop r21\n\t" "pop r20\n\t",
+                         "jmp detect_sample_scan_z\n\t")
+        "jmp detect_sample_ringing_z\n\t" ::
+        ASM_QUICK_OPERANDS, ASM_LP_OPERANDS, ASM_PUSH_OPERANDS, [base] "n"(offsetof(detect_pad_state_t, base_q4)),
+        [state] "n"(offsetof(detect_pad_state_t, state)), [slope] "n"(offsetof(detect_pad_state_t, slope_q8)));
+}
+#endif
 
 static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, int16_t e, uint16_t raw, uint32_t t_us) {
     uint16_t a = abs16(e);

@@ -144,6 +144,24 @@ extern "C" {
 #ifndef DETECT_XT_EARLY_US
 #define DETECT_XT_EARLY_US 80u
 #endif
+/* The rest of a moving pad follows its low-passed deviation at most this
+ * many counts a sample (350 mV of 60 Hz hum moves ~4 a sample at 148 us):
+ * a hand's push drags it little. */
+#ifndef LP_SLEW
+#define LP_SLEW 5
+#endif
+/* A push: the low-passed deviation past its level plus a quarter and this
+ * many counts (x 12, the weights' sum). */
+#ifndef LP_MARGIN
+#define LP_MARGIN 25
+#endif
+/* The level decays by 1/32 a sample (~4.7 ms), and by 1/8 for the first
+ * LP_FAST_SAMPLES after a first half-wave: its own pulse leaves the filter
+ * (six samples long), and a hand landing soon after a neighbour's shake
+ * is not hidden under it. */
+#ifndef LP_FAST_SAMPLES
+#define LP_FAST_SAMPLES 8
+#endif
 /* Units of heavy work a scan (detect_t.work, set by the caller each scan). */
 #define DETECT_WORK_PER_SCAN 2u
 /* Samples at or beyond these raw readings are at the rails (clipped). */
@@ -294,8 +312,8 @@ uint8_t detect_lp(detect_pad_state_t *s, uint16_t raw);
 void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, uint32_t t_us);
 
 /** A sample's common work, whatever the pad's state (s is the pad's): the
- * fast path of its state (above), a moving pad's running sum and its tick
- * every RING_TICK samples. 1: done; 0: detect_step() must finish the
+ * fast path of its state (above), a moving pad's tick every RING_TICK
+ * samples and its low-passed deviation (detect_lp). 1: done; 0: detect_step() must finish the
  * sample. (In assembly on the AVR, like the fast paths: detect.c.) */
 uint8_t detect_sample_quick(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo);
 

@@ -7,7 +7,8 @@
  *
  * Register use, as in avr-gcc's calls: Z (r30:r31) = the pad's state s,
  * r22:r23 = the raw sample, r20:r21 = its time's low 16 bits; r18..r27
- * and r0 are free to use, r1 is zero.
+ * and r0 are free to use, r1 is zero (the pieces clear it again after a
+ * mul). Local labels: 1..4, 60..79 and 89.
  */
 #ifndef PADBOX_DETECT_ASM_H
 #define PADBOX_DETECT_ASM_H
@@ -18,6 +19,7 @@
 
 /* Constants of detect.c the pieces need (detect.c checks they agree). */
 #define DETECT_ASM_GATE_MARGIN 4
+#define DETECT_ASM_REF_SHIFT_OWN 6
 
 /* Into the history: hist_r[at] = raw, hist_t[at] = t_lo, at one on (X on the way). */
 #define ASM_PUSH_SAMPLE                                                                                       \
@@ -70,45 +72,217 @@
     "std Z+%[base], r18\n\t"                                                                                 \
     "std Z+%[base]+1, r19\n\t"
 
+/* detect_lp's body (Z = s, r22:r23 = raw; r20:r23, Z and T kept): 4 (a
+ * push) or 0 in r24 at its end (label 89). Its operands: ASM_LP_OPERANDS
+ * and ASM_PUSH_OPERANDS, with base, state and slope as in
+ * ASM_RINGING_OPERANDS. */
+#define ASM_LP                                                                                                \
+    /* the sample four before this one, X at it */                                                           \
+    "ldd r26, Z+%[at]\n\t"                                                                                   \
+    "subi r26, 4\n\t"                                                                                        \
+    "andi r26, %[hmask]\n\t"                                                                                 \
+    "lsl r26\n\t"                                                                                            \
+    "clr r27\n\t"                                                                                            \
+    "add r26, r30\n\t"                                                                                       \
+    "adc r27, r31\n\t"                                                                                       \
+    "subi r26, lo8(-(%[hist_r]))\n\t"                                                                        \
+    "sbci r27, hi8(-(%[hist_r]))\n\t"                                                                        \
+    "ld r24, X+\n\t"                                                                                         \
+    "ld r25, X\n\t"                                                                                          \
+    /* the four-sums on; X = the new one + both old ones (weights 1 2 3 3 2 1) */                            \
+    "ldd r18, Z+%[s4]\n\t"                                                                                   \
+    "ldd r19, Z+%[s4]+1\n\t"                                                                                 \
+    "movw r26, r18\n\t"                                                                                      \
+    "sub r26, r24\n\t"                                                                                       \
+    "sbc r27, r25\n\t"                                                                                       \
+    "add r26, r22\n\t"                                                                                       \
+    "adc r27, r23\n\t"                                                                                       \
+    "ldd r24, Z+%[s4]+2\n\t"                                                                                 \
+    "ldd r25, Z+%[s4]+3\n\t"                                                                                 \
+    "std Z+%[s4], r26\n\t"                                                                                   \
+    "std Z+%[s4]+1, r27\n\t"                                                                                 \
+    "std Z+%[s4]+2, r18\n\t"                                                                                 \
+    "std Z+%[s4]+3, r19\n\t"                                                                                 \
+    "add r26, r18\n\t"                                                                                       \
+    "adc r27, r19\n\t"                                                                                       \
+    "add r26, r24\n\t"                                                                                       \
+    "adc r27, r25\n\t"                                                                                       \
+    /* lp = that - ((3 b + 2) >> 2) = that - b + (b >> 2) + (b & 3 == 3) (b: base_q4), in X */               \
+    "ldd r18, Z+%[base]\n\t"                                                                                 \
+    "ldd r19, Z+%[base]+1\n\t"                                                                               \
+    "sub r26, r18\n\t"                                                                                       \
+    "sbc r27, r19\n\t"                                                                                       \
+    "movw r24, r18\n\t"                                                                                      \
+    "asr r25\n\t" "ror r24\n\t" "asr r25\n\t" "ror r24\n\t"                                                  \
+    "sbrc r18, 0\n\t"                                                                                        \
+    "sbrs r18, 1\n\t"                                                                                        \
+    "rjmp 1f\n\t"                                                                                            \
+    "adiw r24, 1\n"                                                                                          \
+    "1:\n\t"                                                                                                 \
+    "add r26, r24\n\t"                                                                                       \
+    "adc r27, r25\n\t"                                                                                       \
+    /* mag = |lp| in r24:r25 */                                                                              \
+    "movw r24, r26\n\t"                                                                                      \
+    "sbrs r25, 7\n\t"                                                                                        \
+    "rjmp 1f\n\t"                                                                                            \
+    "com r25\n\t"                                                                                            \
+    "neg r24\n\t"                                                                                            \
+    "sbci r25, 0xFF\n"                                                                                       \
+    "1:\n\t"                                                                                                 \
+    /* within a contact's first half-wave: the level up to mag, nothing else */                              \
+    "ldd r0, Z+%[state]\n\t"                                                                                 \
+    "dec r0\n\t" /* (DETECT_SCAN is 1) */                                                                    \
+    "brne 2f\n\t"                                                                                            \
+    "ldd r0, Z+%[flags]\n\t"                                                                                 \
+    "sbrc r0, %[lobe_bit]\n\t"                                                                               \
+    "rjmp 2f\n\t"                                                                                            \
+    "ldd r18, Z+%[lp_ref]\n\t"                                                                               \
+    "ldd r19, Z+%[lp_ref]+1\n\t"                                                                             \
+    "cp r18, r24\n\t"                                                                                        \
+    "cpc r19, r25\n\t"                                                                                       \
+    "brsh 3f\n\t"                                                                                            \
+    "std Z+%[lp_ref], r24\n\t"                                                                               \
+    "std Z+%[lp_ref]+1, r25\n"                                                                               \
+    "3:\n\t"                                                                                                 \
+    "clr r24\n\t"                                                                                            \
+    "rjmp 89f\n"                                                                                             \
+    "2:\n\t"                                                                                                 \
+    /* the rest after it: (min(mag, 255) x 21 + 128) >> 8 counts, at most LP_SLEW, x 16 in r1:r0 */          \
+    "ldi r18, 255\n\t"                                                                                       \
+    "tst r25\n\t"                                                                                            \
+    "brne 1f\n\t"                                                                                            \
+    "mov r18, r24\n"                                                                                         \
+    "1:\n\t"                                                                                                 \
+    "ldi r19, 21\n\t"                                                                                        \
+    "mul r18, r19\n\t"                                                                                       \
+    "sbrc r0, 7\n\t"                                                                                         \
+    "inc r1\n\t"                                                                                             \
+    "mov r18, r1\n\t"                                                                                        \
+    "cpi r18, %[slew]\n\t"                                                                                   \
+    "brlo 1f\n\t"                                                                                            \
+    "ldi r18, %[slew]\n"                                                                                     \
+    "1:\n\t"                                                                                                 \
+    "ldi r19, 16\n\t"                                                                                        \
+    "mul r18, r19\n\t"                                                                                       \
+    "ldd r18, Z+%[base]\n\t"                                                                                 \
+    "ldd r19, Z+%[base]+1\n\t"                                                                               \
+    "sbrc r27, 7\n\t"                                                                                        \
+    "rjmp 1f\n\t"                                                                                            \
+    "add r18, r0\n\t"                                                                                        \
+    "adc r19, r1\n\t"                                                                                        \
+    "rjmp 2f\n"                                                                                              \
+    "1:\n\t"                                                                                                 \
+    "sub r18, r0\n\t"                                                                                        \
+    "sbc r19, r1\n"                                                                                          \
+    "2:\n\t"                                                                                                 \
+    "clr r1\n\t"                                                                                             \
+    "std Z+%[base], r18\n\t"                                                                                 \
+    "std Z+%[base]+1, r19\n\t"                                                                               \
+    "std Z+%[slope], r1\n\t"                                                                                 \
+    "std Z+%[slope]+1, r1\n\t"                                                                               \
+    /* dir (r24:r25): lp the disc's way, none past 0; mag if the disc is not known (mag into r18:r19) */     \
+    "ldd r0, Z+%[disc]\n\t"                                                                                  \
+    "movw r18, r24\n\t"                                                                                      \
+    "tst r0\n\t"                                                                                             \
+    "breq 2f\n\t"                                                                                            \
+    "movw r24, r26\n\t"                                                                                      \
+    "sbrs r0, 7\n\t"                                                                                         \
+    "rjmp 1f\n\t"                                                                                            \
+    "com r25\n\t"                                                                                            \
+    "neg r24\n\t"                                                                                            \
+    "sbci r25, 0xFF\n"                                                                                       \
+    "1:\n\t"                                                                                                 \
+    "sbrs r25, 7\n\t"                                                                                        \
+    "rjmp 2f\n\t"                                                                                            \
+    "clr r24\n\t"                                                                                            \
+    "clr r25\n"                                                                                              \
+    "2:\n\t"                                                                                                 \
+    /* a push (not on a pad's own ringing): dir - 12 LP_MARGIN past ref + ref / 4 (ref: lp_ref, in X; a     \
+     * sum past 65535 is none) */                                                                            \
+    "ldd r26, Z+%[ref_shift]\n\t"                                                                            \
+    "cpi r26, %[own]\n\t"                                                                                    \
+    "ldd r26, Z+%[lp_ref]\n\t"                                                                               \
+    "ldd r27, Z+%[lp_ref]+1\n\t"                                                                             \
+    "breq 3f\n\t"                                                                                            \
+    "subi r24, lo8(%[lpm])\n\t"                                                                              \
+    "sbci r25, hi8(%[lpm])\n\t"                                                                              \
+    "brcs 3f\n\t"                                                                                            \
+    "movw r0, r26\n\t"                                                                                       \
+    "lsr r1\n\t" "ror r0\n\t" "lsr r1\n\t" "ror r0\n\t"                                                      \
+    "add r0, r26\n\t"                                                                                        \
+    "adc r1, r27\n\t"                                                                                        \
+    "brcs 4f\n\t"                                                                                            \
+    "cp r0, r24\n\t"                                                                                         \
+    "cpc r1, r25\n\t"                                                                                        \
+    "brsh 4f\n\t"                                                                                            \
+    "clr r1\n\t"                                                                                             \
+    "std Z+%[lp_ref], r18\n\t"                                                                               \
+    "std Z+%[lp_ref]+1, r19\n\t"                                                                             \
+    "ldi r24, 4\n\t"                                                                                         \
+    "rjmp 89f\n"                                                                                             \
+    "4:\n\t"                                                                                                 \
+    "clr r1\n"                                                                                               \
+    "3:\n\t"                                                                                                 \
+    /* else the level decays (by 1/8 for LP_FAST_SAMPLES after a first half-wave, else 1/32), up to mag */   \
+    "ldd r24, Z+%[since]\n\t"                                                                                \
+    "cpi r24, %[fast]\n\t"                                                                                   \
+    "movw r24, r26\n\t"                                                                                      \
+    "brlo 1f\n\t"                                                                                            \
+    "lsr r25\n\t" "ror r24\n\t" "lsr r25\n\t" "ror r24\n"                                                    \
+    "1:\n\t"                                                                                                 \
+    "lsr r25\n\t" "ror r24\n\t" "lsr r25\n\t" "ror r24\n\t" "lsr r25\n\t" "ror r24\n\t"                      \
+    "sub r26, r24\n\t"                                                                                       \
+    "sbc r27, r25\n\t"                                                                                       \
+    "cp r26, r18\n\t"                                                                                        \
+    "cpc r27, r19\n\t"                                                                                       \
+    "brsh 1f\n\t"                                                                                            \
+    "movw r26, r18\n"                                                                                        \
+    "1:\n\t"                                                                                                 \
+    "std Z+%[lp_ref], r26\n\t"                                                                               \
+    "std Z+%[lp_ref]+1, r27\n\t"                                                                             \
+    "clr r24\n"                                                                                              \
+    "89:\n\t"
+#define ASM_LP_OPERANDS                                                                                       \
+    [s4] "n"(offsetof(detect_pad_state_t, s4)), [flags] "n"(offsetof(detect_pad_state_t, c.flags)),          \
+        [lobe_bit] "I"(__builtin_ctz(DETECT_C_LOBE)), [lp_ref] "n"(offsetof(detect_pad_state_t, lp_ref)),     \
+        [disc] "n"(offsetof(detect_pad_state_t, disc)), [ref_shift] "n"(offsetof(detect_pad_state_t, ref_shift)), \
+        [own] "M"(DETECT_ASM_REF_SHIFT_OWN), [lpm] "n"(12u * LP_MARGIN),                                      \
+        [since] "n"(offsetof(detect_pad_state_t, since_lobe)), [fast] "M"(LP_FAST_SAMPLES), [slew] "M"(LP_SLEW)
+
 /* A moving pad's sample before its state's path (detect_sample_quick's
- * C, past its first line; r18 = the state, not REST): acc += raw, and
- * every RING_TICK samples a tick (ticked 1, or 3 if it saw a push; else
- * 0). tick_call: detect_tick(s) with Z = s (which it keeps), raw and t_lo
- * back in their registers after it, and the state in r18 again; ticked:
- * where a tick's sample goes on (its state in r18). scan: code that
- * leaves for the SCAN state's path; after it, a sample with no tick goes
- * on (RING, PENDING). */
-#define ASM_QUICK_MOVING(tick_call, ticked, scan)                                                             \
-    "ldd r24, Z+%[acc]\n\t"                                                                                  \
-    "ldd r25, Z+%[acc]+1\n\t"                                                                                \
-    "add r24, r22\n\t"                                                                                       \
-    "adc r25, r23\n\t"                                                                                       \
-    "std Z+%[acc], r24\n\t"                                                                                  \
-    "std Z+%[acc]+1, r25\n\t"                                                                                \
+ * C, past its first line; Z = s, not at rest): every RING_TICK samples a
+ * tick, then the low-passed deviation; ticked = 1 for a tick's sample, +4
+ * for a push. tick_call: detect_tick(s), with Z, raw and t_lo back in
+ * their registers after it. scan: code that leaves for the SCAN state's
+ * path (its base not loaded); after it, RING and PENDING go on (ticked in
+ * memory only). */
+#define ASM_QUICK_MOVING(tick_call, scan)                                                                     \
     "ldd r24, Z+%[tick]\n\t"                                                                                 \
     "dec r24\n\t"                                                                                            \
     "std Z+%[tick], r24\n\t"                                                                                 \
+    "clt\n\t"                                                                                                \
     "brne 61f\n\t"                                                                                           \
     tick_call                                                                                                \
-    "ori r24, 1\n\t"                                                                                         \
-    "std Z+%[ticked], r24\n\t"                                                                               \
-    ticked                                                                                                   \
+    "set\n"                                                                                                  \
     "61:\n\t"                                                                                                \
-    "std Z+%[ticked], __zero_reg__\n\t"                                                                      \
+    ASM_LP /* (T kept: the tick) */                                                                          \
+    "bld r24, 0\n\t"                                                                                         \
+    "std Z+%[ticked], r24\n\t"                                                                               \
+    "ldd r18, Z+%[state]\n\t"                                                                                \
     "cpi r18, %[scan_state]\n\t"                                                                             \
     "brne 63f\n\t"                                                                                           \
     scan                                                                                                     \
     "63:\n\t"
 #define ASM_QUICK_OPERANDS                                                                                    \
-    [acc] "n"(offsetof(detect_pad_state_t, acc)), [tick] "n"(offsetof(detect_pad_state_t, tick)),             \
-        [ticked] "n"(offsetof(detect_pad_state_t, ticked)), [scan_state] "M"(DETECT_SCAN)
+    [tick] "n"(offsetof(detect_pad_state_t, tick)), [ticked] "n"(offsetof(detect_pad_state_t, ticked)),       \
+        [scan_state] "M"(DETECT_SCAN)
 
 /* detect_sample_ringing's body (RING, PENDING), past its first
  * instruction (Z = s), in three parts: into the history; the tick's
- * sample tested (ticked: 2 or more, the 4-sum saw a push: the slow path;
- * else its bit 0 into T); the rest. A sample with no tick can skip the
- * test with T clear (ticked is 0). done and slow are where it ends, with
- * nothing in r24 (the function puts its 1 or 0 there). */
+ * sample tested (ticked: 2 or more, the low-passed deviation showed a
+ * push: the slow path; else its bit 0, the tick's, into T); the rest.
+ * done and slow are where it ends, with nothing in r24 (the function puts
+ * its 1 or 0 there). */
 #define ASM_RINGING_HEAD                                                                                      \
     "ldd r18, Z+%[base]\n\t"                                                                                 \
     "ldd r19, Z+%[base]+1\n\t"                                                                               \

@@ -1027,10 +1027,8 @@ static __attribute__((noinline)) uint8_t scan_end(uint16_t t_lo, uint8_t tail, u
     return pz.scans_left && --pz.scans_left == 0;
 }
 
-/* (the loop in assembly waits for its detect_sample_quick() with the
- * low-passed deviation: until then the C loop) */
 #ifndef PADBOX_SCAN_ASM
-#define PADBOX_SCAN_ASM 0
+#define PADBOX_SCAN_ASM 1
 #endif
 #if PADBOX_SCAN_ASM && PADBOX_SAMPLER_REGS && FIFO_N % PADBOX_PADS == 0
 #include "detect_asm.h"
@@ -1042,8 +1040,8 @@ static __attribute__((noinline)) uint8_t scan_end(uint16_t t_lo, uint8_t tail, u
  * microseconds to the next sample and r13 how the one after differs
  * (pz.step, pz.step_xor), r11 the scan's first entry, r10 the slots left
  * (the slot is PADBOX_PADS - r10). It waits for a scan's samples all
- * together. (Numbered labels from 10 on: the
- * pieces use 1 and 60..79.) */
+ * together. (Numbered labels 10..59: the pieces use 1..4, 60..79 and
+ * 89.) */
 static __attribute__((naked, noinline)) void scan_loop(void) {
     asm volatile(
         "push r10\n\t" "push r11\n\t" "push r12\n\t" "push r13\n\t"
@@ -1104,31 +1102,20 @@ static __attribute__((naked, noinline)) void scan_loop(void) {
     /* (three statements: an asm takes 30 operands at most; nothing comes between them in a naked function) */
     asm volatile(
         ASM_QUICK_MOVING("movw r24, r30\n\t"
-                         "call detect_tick\n\t" /* (Z stays s; raw and t_lo again from the row and r14) */
+                         "call detect_tick\n\t" /* (s, raw and t_lo again from r16, the row and r14) */
+                         "movw r30, r16\n\t"
                          "sbiw r28, 2\n\t"
                          "ld r22, Y+\n\t"
                          "ld r23, Y+\n\t"
-                         "movw r20, r14\n\t"
-                         "ldd r18, Z+%[state]\n\t",
-                         /* (a tick's sample: the paths' functions) */
-                         "cpi r18, %[scan_state]\n\t"
-                         "breq 22f\n\t"
-                         "call detect_sample_ringing_z\n\t"
-                         "rjmp 29f\n"
-                         "22:\n\t"
-                         "call detect_sample_scan_z\n\t"
-                         "rjmp 27b\n",
+                         "movw r20, r14\n\t",
                          "call detect_sample_scan_z\n\t"
                          "rjmp 27b\n")
-        /* a ringing pad's sample with no tick (ticked 0: T clear), inline */
+        /* a ringing pad's sample, inline */
         ASM_RINGING_HEAD
-        "clt\n\t"
+        ASM_RINGING_TICKED
         ASM_RINGING_TAIL("rjmp 30f\n", "rjmp 31f\n") ::
-        ASM_QUICK_OPERANDS, ASM_RINGING_OPERANDS);
+        ASM_QUICK_OPERANDS, ASM_LP_OPERANDS, ASM_RINGING_OPERANDS);
     asm volatile(
-        "29:\n\t"
-        "tst r24\n\t"
-        "brne 30f\n"
         "31:\n\t"
         "movw r24, r16\n\t"
         "ldi r22, %[pads]\n\t"

@@ -1,14 +1,17 @@
 /*
  * fastpath_avr.c - the detection core's paths in assembly (padbox/detect.c:
- * detect_sample_fast, detect_sample_ringing and detect_sample_scan)
- * against their C versions, on the AVR itself: an image of its own, run in
+ * detect_sample_fast, detect_sample_ringing, detect_sample_scan, detect_lp
+ * and detect_sample_quick, whose moving pad's part is the scan loop's
+ * inline text too) against their C versions, on the AVR itself: an image of its own, run in
  * simavr by tests/firmware/test_firmware_fastpath.py.
  *
  * Each round makes a random pad state (fields within the ranges the
  * detector keeps them in, and past them), feeds one random sample to both
  * versions, each on its own copy, and compares the return value and every
  * byte of the state after. Prints "FASTPATH <rounds> <failures>" on the
- * UART (250000 baud) and, for the first failures, which function and byte.
+ * UART (250000 baud) and, for the first failures, which function and byte;
+ * before it "COVER <branch> <rounds> ...": how often the low-passed
+ * deviation's branches came up (the C version's).
  */
 #include <avr/io.h>
 #include <stddef.h>
@@ -19,12 +22,14 @@
 uint8_t detect_sample_fast_c(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo);
 uint8_t detect_sample_ringing_c(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo);
 uint8_t detect_sample_scan_c(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo);
+uint8_t detect_lp_c(detect_pad_state_t *s, uint16_t raw);
+uint8_t detect_sample_quick_c(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo);
 
 /* The paths compared, one a round in turn. */
-enum { P_FAST, P_RINGING, P_SCAN, P_COUNT };
-static const char *const NAMES[P_COUNT] = {"fast", "ringing", "scan"};
+enum { P_FAST, P_RINGING, P_SCAN, P_LP, P_QUICK, P_COUNT };
+static const char *const NAMES[P_COUNT] = {"fast", "ringing", "scan", "lp", "quick"};
 
-#define ROUNDS 10000u
+#define ROUNDS 15000u
 
 static uint16_t seed = 2026u; /* xorshift16: cheap on an 8-bit CPU */
 static uint16_t rnd(void) {
@@ -99,7 +104,84 @@ static void random_state(detect_pad_state_t *s, uint16_t raw) {
     }
 }
 
-static detect_pad_state_t a, b;
+/* A moving pad's state for the low-passed deviation: its history, four-sums
+ * and rest such that lp comes out near 0, near a push's edge or anywhere
+ * (either sign, past 255), the level near where it pushes (or anywhere,
+ * or so high that its quarter carries), the disc either way or unknown. */
+static void moving_state(detect_pad_state_t *s, uint16_t raw) {
+    if (s->state == DETECT_REST && (rnd() & 7u)) s->state = (uint8_t)(1u + rnd() % 3u);
+    if (rnd() & 1u) { /* a history near the sample, its sums right (else as random_state left them) */
+        uint16_t spread = (rnd() & 1u) ? 8u : 200u;
+        for (uint8_t i = 0; i < DETECT_HIST; i++) s->hist_r[i] = (uint16_t)(near((int16_t)raw, spread) & 1023);
+        uint8_t at = s->hist_at;
+        uint16_t n0 = s->hist_r[(at - 1u) & 7u], n1 = s->hist_r[(at - 2u) & 7u], n2 = s->hist_r[(at - 3u) & 7u],
+                 n3 = s->hist_r[(at - 4u) & 7u], n4 = s->hist_r[(at - 5u) & 7u];
+        s->s4[0] = (uint16_t)(n0 + n1 + n2 + n3);
+        s->s4[1] = (uint16_t)(n1 + n2 + n3 + n4);
+    }
+    uint16_t s4 = (uint16_t)(s->s4[0] + raw - s->hist_r[(s->hist_at - 4u) & 7u]);
+    int16_t lp_raw = (int16_t)(s4 + s->s4[0] + s->s4[1]);
+    /* lp wanted: small, a few hundred (a push's size), thousands */
+    uint8_t kind = (uint8_t)(rnd() % 4u);
+    int16_t want = kind == 0 ? near(0, 40u) : kind == 1 ? near(0, 700u) : kind == 2 ? near(0, 6000u) : (int16_t)rnd();
+    if (kind != 3) s->base_q4 = (int16_t)(((int32_t)lp_raw - want) * 4 / 3 + (int16_t)(rnd() % 5u) - 2);
+    uint16_t mag = (uint16_t)(want < 0 ? -want : want);
+    switch (rnd() % 4u) { /* the level: where mag is a push's edge, near mag, anywhere, past 52428 */
+    case 0: s->lp_ref = mag > 360u ? (uint16_t)(near((int16_t)((mag - 360u) / 5u * 4u), 6u)) : (uint16_t)(rnd() % 8u); break;
+    case 1: s->lp_ref = (uint16_t)near((int16_t)mag, 20u); break;
+    case 2: s->lp_ref = rnd(); break;
+    default: s->lp_ref = (uint16_t)(52400u + rnd() % 13000u); break;
+    }
+    switch (rnd() % 4u) {
+    case 0: s->disc = 0; break;
+    case 1: s->disc = 1; break;
+    case 2: s->disc = -1; break;
+    default: s->disc = (int8_t)rnd(); break;
+    }
+    if (rnd() & 1u) s->ref_shift = (uint8_t)(5u + (rnd() & 1u));
+    if (rnd() & 1u) s->since_lobe = (uint8_t)(rnd() % 12u);
+    if (rnd() & 1u) s->c.flags = (uint8_t)(s->c.flags ^ DETECT_C_LOBE);
+}
+
+static detect_pad_state_t a, b, before;
+
+/* How often the low-passed deviation's rounds (lp, quick) took each of its
+ * branches, judged on the C version's result: each must come up. */
+enum { C_PUSH, C_BIG, C_HIGH_REF, C_LOBE, C_NEG, C_CLAMP_UP, C_CLAMP_DOWN, C_DISC_NEG, C_DISC_0, C_DISC_POS, C_OWN, C_FAST, C_TICK, C_COUNT };
+static const char *const COVER[C_COUNT] = {"push", "mag_over_255", "ref_quarter_carries", "first_lobe", "negative", "slew_up", "slew_down",
+                                           "disc_neg", "disc_0", "disc_pos", "own", "fast", "tick"};
+static uint16_t cover[C_COUNT];
+
+static void count_cover(uint8_t which, uint8_t rb) {
+    uint8_t push = which == P_LP ? rb == 4u : (b.ticked & 4u) != 0;
+    if (before.state == DETECT_SCAN && !(before.c.flags & DETECT_C_LOBE)) {
+        cover[C_LOBE]++;
+        return;
+    }
+    int16_t moved = (int16_t)(b.base_q4 - before.base_q4);
+    uint16_t ref = before.lp_ref;
+    uint16_t decayed = (uint16_t)(ref - (ref >> (before.since_lobe < LP_FAST_SAMPLES ? 3 : 5)));
+    if (push || b.lp_ref != decayed) { /* (the level is mag) */
+        if (b.lp_ref > 255u) cover[C_BIG]++;
+    }
+    if (push) {
+        cover[C_PUSH]++;
+    } else if (before.ref_shift == 6u) {
+        cover[C_OWN]++;
+    } else {
+        if (before.since_lobe < LP_FAST_SAMPLES) cover[C_FAST]++;
+        if (ref > 0xFFFFu - (ref >> 2)) cover[C_HIGH_REF]++; /* (the level plus a quarter past 16 bits) */
+    }
+    if (which == P_QUICK && (b.ticked & 1u)) cover[C_TICK]++;
+    if (which == P_LP) { /* (quick's state paths move the rest too) */
+        if (moved < 0) cover[C_NEG]++;
+        if (moved == 16 * LP_SLEW) cover[C_CLAMP_UP]++;
+        if (moved == -16 * LP_SLEW) cover[C_CLAMP_DOWN]++;
+    }
+    if (before.disc < 0) cover[C_DISC_NEG]++;
+    else if (before.disc == 0) cover[C_DISC_0]++;
+    else cover[C_DISC_POS]++;
+}
 
 int main(void) {
     UBRR0H = 0;
@@ -115,14 +197,19 @@ int main(void) {
         if ((rnd() & 3u) == 0) raw = (rnd() & 1u) ? (uint16_t)(rnd() % 4u) : (uint16_t)(1019u + rnd() % 5u); /* the rails */
         uint8_t which = (uint8_t)(round % P_COUNT);
         random_state(&a, raw);
+        if (which >= P_LP) moving_state(&a, raw);
         if (a.until_lo == 0x8000u || a.until_lo == 0x7FFFu) a.until_lo = (uint16_t)(t + (a.until_lo == 0x8000u ? 1u : 0u) - (rnd() & 1u));
         memcpy(&b, &a, sizeof a);
+        memcpy(&before, &a, sizeof a);
         uint8_t ra, rb;
         switch (which) {
         case P_FAST: ra = detect_sample_fast(&a, raw, t); rb = detect_sample_fast_c(&b, raw, t); break;
         case P_RINGING: ra = detect_sample_ringing(&a, raw, t); rb = detect_sample_ringing_c(&b, raw, t); break;
+        case P_LP: ra = detect_lp(&a, raw); rb = detect_lp_c(&b, raw); break;
+        case P_QUICK: ra = detect_sample_quick(&a, raw, t); rb = detect_sample_quick_c(&b, raw, t); break;
         default: ra = detect_sample_scan(&a, raw, t); rb = detect_sample_scan_c(&b, raw, t); break;
         }
+        if (which >= P_LP && before.state != DETECT_REST) count_cover(which, rb);
         if (ra != rb || memcmp(&a, &b, sizeof a) != 0) {
             if (fails++ < 8u) {
                 const uint8_t *pa = (const uint8_t *)&a, *pb = (const uint8_t *)&b;
@@ -142,6 +229,14 @@ int main(void) {
             }
         }
     }
+    put_str("COVER");
+    for (uint8_t i = 0; i < C_COUNT; i++) {
+        put(' ');
+        put_str(COVER[i]);
+        put(' ');
+        put_u16(cover[i]);
+    }
+    put('\n');
     put_str("FASTPATH ");
     put_u16(ROUNDS);
     put(' ');

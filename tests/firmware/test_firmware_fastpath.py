@@ -2,16 +2,19 @@
 and the sampling interrupt's registers, used by nothing else.
 
 On the AVR, detect_sample_fast, detect_sample_ringing and detect_sample_scan
-(the paths of every quiet, ringing and scanned sample) are written in
-assembly; the host, the bench's --host runs and the assembly's own rare
-cases use the C versions. A test image of its own
-(firmware/tests/fastpath_avr.c) runs both on the same random pad states and
-samples in simavr and compares the return value and every byte of the state
-after.
+(the paths of every quiet, ringing and scanned sample), detect_lp (a moving
+pad's low-passed deviation) and detect_sample_quick (whose moving pad's part,
+the tick and detect_lp, the assembly scan loop runs inline: the same text,
+firmware/padbox/detect_asm.h) are written in assembly; the host, the bench's
+--host runs and the assembly's own rare cases use the C versions. A test
+image of its own (firmware/tests/fastpath_avr.c) runs both on the same random
+pad states and samples in simavr and compares the return value and every byte
+of the state after.
 """
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -22,15 +25,23 @@ pytestmark = pytest.mark.firmware
 
 
 def test_assembly_fast_paths_match_their_c_versions(firmware, tmp_path: Path) -> None:  # noqa: F811
-    """10,000 random states and samples (a third each path): no difference in any byte."""
+    """15,000 random states and samples (a fifth each path): no difference in any byte,
+    and every branch of the low-passed deviation taken (a push; |lp| past 255; a
+    level whose quarter carries past 16 bits; a contact's first half-wave; the rest down, and by LP_SLEW either way; each disc;
+    the pad's own ringing; the fast decay; a tick) a few times at least."""
     subprocess.run(["make", "-s", "-C", str(simtools.FIRMWARE), f"BUILD={tmp_path.resolve()}",
                     str(tmp_path.resolve() / "fastpath_avr.elf")], capture_output=True, text=True, check=True)
     elf = tmp_path / "fastpath_avr.elf"
-    long_enough = tmp_path / "fastpath.scn"  # (8 s simulated: ~5 s of rounds)
-    long_enough.write_text("duration_us 8000000\n")
+    long_enough = tmp_path / "fastpath.scn"  # (12 s simulated: ~8 s of rounds)
+    long_enough.write_text("duration_us 12000000\n")
     run = simtools.run(simtools.Build(elf, elf, firmware.harness, ""), long_enough, tmp_path)
     out = run.uart.decode("ascii", "replace")
-    assert "FASTPATH 10000 0" in out, out
+    assert "FASTPATH 15000 0" in out, out
+    cover = re.search(r"^COVER((?: \w+ \d+)+)$", out, re.M)
+    assert cover, out
+    words = cover.group(1).split()
+    counts = dict(zip(words[::2], map(int, words[1::2])))
+    assert len(counts) == 13 and min(counts.values()) >= 5, counts
 
 
 def test_sampler_registers_are_the_handlers_alone(firmware, tmp_path_factory: pytest.TempPathFactory) -> None:  # noqa: F811
