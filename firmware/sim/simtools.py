@@ -38,6 +38,15 @@ HEADERS = {
 }
 
 
+def firmware_version() -> str:
+    """The version the sketch says in HELLO (padbox.ino's FW_VERSION)."""
+    text = (FIRMWARE / "padbox" / "padbox.ino").read_text()
+    found = re.search(r'^#define FW_VERSION "([^"]+)"', text, re.M)
+    if found is None:
+        raise RuntimeError("padbox.ino has no FW_VERSION")
+    return found[1]
+
+
 def load_sibling(name: str) -> ModuleType:
     """Another module of firmware/sim (e.g. ``table_model``), loaded once as ``padbox_<name>``
     (the directory is not a Python package)."""

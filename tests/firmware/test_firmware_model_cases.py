@@ -32,9 +32,12 @@ pytestmark = pytest.mark.firmware
 
 CASES = ["clipped_neighbour", "eight_within_1ms", "hum_touches", "quiet_first_slapper", "reversed_disc",
          "shaken_then_slapped"]
-#: What is not met yet, and why (firmware 2.1.0 on the biased input).
+#: What is not met yet, and why (firmware 2.2.0 on the biased input).
 NOT_YET = {
     ("shaken_then_slapped", "found"): "a slap within ~0.5 ms of the shake on its pad is dated to the shake or lost",
+    ("reversed_disc", "found"): "pad 7's soft slap, its rise held back by pad 6's shake the other way, is dated "
+                                "327 us late on the image: the shake's pull ends in a knee that reads as a hand "
+                                "landing on a shake (on the host, sampled at other phases, 85 us)",
     ("eight_within_1ms", "found"): "some slaps are lost: 3 of 24 on the host at 148 us a scan, 4 on the image, whose "
                                    "sampling slows to 180-340 us a scan while eight pads start at once",
 }
