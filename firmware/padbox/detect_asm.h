@@ -21,6 +21,15 @@
 #define DETECT_ASM_GATE_MARGIN 4
 #define DETECT_ASM_REF_SHIFT_OWN 6
 
+/* X = &s->hist_r[r26] (Z = s; r26 the index, r27 on the way). */
+#define ASM_X_AT_HIST_R                                                                                       \
+    "lsl r26\n\t"                                                                                            \
+    "clr r27\n\t"                                                                                            \
+    "add r26, r30\n\t"                                                                                       \
+    "adc r27, r31\n\t"                                                                                       \
+    "subi r26, lo8(-(%[hist_r]))\n\t"                                                                        \
+    "sbci r27, hi8(-(%[hist_r]))\n\t"
+
 /* Into the history: hist_r[at] = raw, hist_t[at] = t_lo, at one on (X on the way). */
 #define ASM_PUSH_SAMPLE                                                                                       \
     "ldd r26, Z+%[at]\n\t"                                                                                   \
@@ -28,12 +37,7 @@
     "inc r27\n\t"                                                                                            \
     "andi r27, %[hmask]\n\t"                                                                                 \
     "std Z+%[at], r27\n\t"                                                                                   \
-    "lsl r26\n\t"                                                                                            \
-    "clr r27\n\t"                                                                                            \
-    "add r26, r30\n\t"                                                                                       \
-    "adc r27, r31\n\t"                                                                                       \
-    "subi r26, lo8(-(%[hist_r]))\n\t"                                                                        \
-    "sbci r27, hi8(-(%[hist_r]))\n\t"                                                                        \
+    ASM_X_AT_HIST_R                                                                                          \
     "st X+, r22\n\t"                                                                                         \
     "st X, r23\n\t"                                                                                          \
     "adiw r26, %[r_to_t]\n\t"                                                                                \
@@ -81,12 +85,7 @@
     "ldd r26, Z+%[at]\n\t"                                                                                   \
     "subi r26, 4\n\t"                                                                                        \
     "andi r26, %[hmask]\n\t"                                                                                 \
-    "lsl r26\n\t"                                                                                            \
-    "clr r27\n\t"                                                                                            \
-    "add r26, r30\n\t"                                                                                       \
-    "adc r27, r31\n\t"                                                                                       \
-    "subi r26, lo8(-(%[hist_r]))\n\t"                                                                        \
-    "sbci r27, hi8(-(%[hist_r]))\n\t"                                                                        \
+    ASM_X_AT_HIST_R                                                                                          \
     "ld r24, X+\n\t"                                                                                         \
     "ld r25, X\n\t"                                                                                          \
     /* the four-sums on; X = the new one + both old ones (weights 1 2 3 3 2 1) */                            \
