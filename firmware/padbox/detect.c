@@ -470,9 +470,14 @@ static uint8_t sharp_on(const detect_pad_state_t *s, const detect_contact_t *c) 
  * half-wave that never ends is the rest tracker losing a ringing pad). */
 /* A contact that is nothing but a moving pad's ringing: it began on a
  * moving pad and its first half-wave was shorter than any hand's push (a
- * half-cycle of the table's 1.5..3 kHz ringing). */
+ * half-cycle of the table's 1.5..3 kHz ringing), and never reached the
+ * rails (the ringing decays from what made it; a slap at the rails on a
+ * ringing pad, sampled slowly in a burst, can show a first half-wave as
+ * short as that). */
 static uint8_t ringing_only(const detect_contact_t *c) {
-    return !(c->flags & DETECT_C_CLEAN) && (c->flags & DETECT_C_LOBE) && c->lobe_us < DETECT_HAND_LOBE_MIN_US;
+    return !(c->flags & DETECT_C_CLEAN) && (c->flags & DETECT_C_LOBE) && c->lobe_us < DETECT_HAND_LOBE_MIN_US
+           && !DETECT_CLIPPED(c)
+        ;
 }
 
 static uint8_t touch_like(const detect_contact_t *c) {
