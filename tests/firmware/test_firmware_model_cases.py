@@ -38,6 +38,9 @@ NOT_YET = {
     ("reversed_disc", "found"): "pad 7's soft slap, its rise held back by pad 6's shake the other way, is dated "
                                 "327 us late on the image: the shake's pull ends in a knee that reads as a hand "
                                 "landing on a shake (on the host, sampled at other phases, 85 us)",
+    ("quiet_first_slapper", "clean"): "pad 6's shake from pad 4's clipped slap, on top of pad 3's earlier one, is "
+                                      "back-dated two samples into that one and its first half-wave, 522 us, reads "
+                                      "as a hand's: a false slap on the image (not on the host)",
     ("eight_within_1ms", "found"): "some slaps are lost: 3 of 24 on the host at 148 us a scan, 4 on the image, whose "
                                    "sampling slows to 180-340 us a scan while eight pads start at once",
 }
