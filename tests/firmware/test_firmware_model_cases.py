@@ -41,8 +41,8 @@ NOT_YET = {
     ("quiet_first_slapper", "clean"): "pad 6's shake from pad 4's clipped slap, on top of pad 3's earlier one, is "
                                       "back-dated two samples into that one and its first half-wave, 522 us, reads "
                                       "as a hand's: a false slap on the image (not on the host)",
-    ("eight_within_1ms", "found"): "some slaps are lost: 3 of 24 on the host at 148 us a scan, 4 on the image, whose "
-                                   "sampling slows to 180-340 us a scan while eight pads start at once",
+    ("eight_within_1ms", "found"): "some slaps are lost: 2 of 24 on the host at 148 us a scan, 4 on the image, whose "
+                                   "sampling slows to 300-370 us a scan while eight pads start at once",
 }
 ORDER_GAP_US = 500
 #: A hit is a contact's if it is on its pad within this (bench_padbox_detection's MATCH_US).
