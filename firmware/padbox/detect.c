@@ -1280,8 +1280,9 @@ static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
  * least DETECT_XT_MIN_DELAY_US and at most xwin_us before it, this one is
  * sharp (a lobe within DETECT_XT_LOBE_US) and at most xtalk % of it. A
  * slap that shook the pad already explains no more than its ringing, nor
- * does one whose vibration arrived long before this began. 0xFF: none. The
- * source's onset goes to xt_source_onset. */
+ * does one whose vibration arrived long before this began. Of several, the
+ * likeliest: one that clearly came first, then the loudest. 0xFF: none.
+ * The source's onset goes to xt_source_onset. */
 static uint8_t crosstalk_source(const detect_t *d, uint8_t pad) {
     const detect_pad_state_t *s = &d->st[pad];
     const detect_contact_t *c = &s->c;
@@ -1293,6 +1294,8 @@ static uint8_t crosstalk_source(const detect_t *d, uint8_t pad) {
     int32_t xwin = (int32_t)d->pad[pad].xwin_us;
     uint16_t mine = estimated_peak(c);
     if (!DETECT_CLIPPED(c)) mine = mine > s->under ? (uint16_t)(mine - s->under) : 0u;
+    uint8_t best = 0xFFu, best_before = 0;
+    uint16_t best_src = 0;
     for (uint8_t j = 0; j < d->npads; j++) {
         if (j == pad) continue;
         const detect_contact_t *o = &d->st[j].c;
@@ -1341,10 +1344,21 @@ static uint8_t crosstalk_source(const detect_t *d, uint8_t pad) {
         } else if (!DETECT_CLIPPED(o) && (uint32_t)mine * 100u > (uint32_t)src * xtalk) {
             continue; /* (a slap at the rails is louder than its estimate: any unclipped shake fits under it) */
         }
-        xt_source_onset = o->onset_us;
-        return j;
+        /* Of all that can explain it, the likeliest: one that clearly came
+         * first (vibration takes time to cross), then the loudest. It is
+         * what the pad remembers as its shake's source ("again" above): a
+         * quiet neighbour that merely began at the same moment would make
+         * the loud one's shake, arriving later, look louder than the shake
+         * it had made, and a false slap. */
+        uint8_t before = gap > (int32_t)DETECT_XT_EARLY_US;
+        if (best == 0xFFu || before > best_before || (before == best_before && src > best_src)) {
+            best = j;
+            best_before = before;
+            best_src = src;
+            xt_source_onset = o->onset_us;
+        }
     }
-    return 0xFFu;
+    return best;
 }
 
 /* A contact sure to be a hand's, as far as its disc's polarity goes: it
