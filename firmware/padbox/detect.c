@@ -1148,10 +1148,10 @@ __attribute__((naked, noinline, used, externally_visible)) uint8_t detect_sample
                          "movw r24, r30\n\t"
                          "call detect_tick\n\t"
                          "pop r31\n\t" "pop r30\n\t" "pop r23\n\t" "pop r22\n\t" "pop r21\n\t" "pop r20\n\t",
-                         "jmp detect_sample_scan_z\n\t")
-        "jmp detect_sample_ringing_z\n\t" ::
-        ASM_QUICK_OPERANDS, ASM_LP_OPERANDS, ASM_PUSH_OPERANDS, [base] "n"(offsetof(detect_pad_state_t, base_q4)),
-        [state] "n"(offsetof(detect_pad_state_t, state)), [slope] "n"(offsetof(detect_pad_state_t, slope_q8)));
+                         "jmp detect_sample_scan_z\n\t",
+                         "ldi r24, 1\n\tret\n",
+                         "clr r24\n\tret\n") ::
+        ASM_QUICK_OPERANDS);
 }
 #endif
 
