@@ -260,27 +260,19 @@
  * every RING_TICK samples a tick, then the low-passed deviation; ticked =
  * 1 for a tick's sample, +4 for a push; then the state's path. tick_call:
  * detect_tick(s), with Z, raw and t_lo back in their registers after it.
- * scan: code that leaves for the SCAN state's path (its base not loaded;
- * raw and t_lo in their registers). RING and PENDING go on inline,
+ * RING and PENDING go on inline,
  * detect_lp and detect_sample_ringing in one: the sample goes into the
  * history first (neither reads the entry it takes, and the sample four
  * before is found from its place), the rest stays in registers from the
  * low-passed deviation to the ringing's level, and the ringing's "rest on
  * along its slope" is left out (the low-passed deviation has just set the
  * slope to 0). done and slow: where that ends, with nothing in r24 (1 and
- * 0 in the C). Labels 1..6 and 60..79. */
-#define ASM_QUICK_MOVING(tick_call, scan, done, slow)                                                         \
-    "ldd r24, Z+%[tick]\n\t"                                                                                 \
-    "dec r24\n\t"                                                                                            \
-    "std Z+%[tick], r24\n\t"                                                                                 \
-    "clt\n\t"                                                                                                \
-    "brne 61f\n\t"                                                                                           \
-    tick_call                                                                                                \
-    "ldd r18, Z+%[state]\n\t"                                                                                \
-    "set\n"                                                                                                  \
-    "61:\n\t"                                                                                                \
-    "cpi r18, %[scan_state]\n\t"                                                                             \
-    "breq 69f\n\t"                                                                                           \
+ * 0 in the C). SCAN the same up to the low-passed deviation; scan: code
+ * that leaves for detect_sample_scan past its push (base in r18:r19, raw
+ * in r22:r23) and puts t_lo back in r20:r21 (the rest of the low-passed
+ * deviation uses them). Labels 1..6 and 60..79. */
+/* Pieces of it: into the history, the four-sums on and lp in X (the rest in r18:r19) ... */
+#define ASM_MV_INTO_HIST_LP                                                                                  \
     /* into the history, X on to the sample four before (8 bytes after hist_r[at] or before it) */           \
     "ldd r25, Z+%[at]\n\t"                                                                                   \
     "mov r24, r25\n\t"                                                                                       \
@@ -328,7 +320,10 @@
     "clc\n\t" /* (... and bit 0) */                                                                          \
     "adc r26, r24\n\t"                                                                                       \
     "adc r27, r25\n\t"                                                                                       \
-    /* mag = |lp| in r24:r25; the rest 16 x step on lp's way: LP_SLEW from slew_mag up, else (mag x 21 +    \
+
+/* ... the rest moved after it (extra: code after an unconditional jump) ... */
+#define ASM_MV_STEP(extra)                                                                                   \
+    /* mag = |lp| in r24:r25; the rest 16 x step on lp's way: LP_SLEW from slew_mag up, else (mag x 21 +     \
      * 128) >> 8 (under LP_SLEW there) */                                                                    \
     "movw r24, r26\n\t"                                                                                      \
     "sbrc r27, 7\n\t"                                                                                        \
@@ -339,8 +334,7 @@
     "subi r18, lo8(-16 * %[slew])\n\t"                                                                       \
     "sbci r19, hi8(-16 * %[slew])\n\t"                                                                       \
     "rjmp 65f\n"                                                                                             \
-    "69:\n\t" /* (within the branch's reach) */                                                              \
-    "rjmp 70f\n"                                                                                             \
+    extra                                                                                                    \
     "1:\n\t"                                                                                                 \
     "ldi r20, 21\n\t"                                                                                        \
     "mul r24, r20\n\t"                                                                                       \
@@ -377,7 +371,10 @@
     "std Z+%[base]+1, r19\n\t"                                                                               \
     "std Z+%[slope], r1\n\t"                                                                                 \
     "std Z+%[slope]+1, r1\n\t"                                                                               \
-    /* dir: mag, or none for a disc against lp (and for lp = -32768 with the disc's way: -lp is that        \
+
+/* ... a push (lp_ref and ticked stored, then to pushed) or the level's decay. */
+#define ASM_MV_PUSH_DECAY(pushed)                                                                            \
+    /* dir: mag, or none for a disc against lp (and for lp = -32768 with the disc's way: -lp is that         \
      * again in 16 bits): no push then */                                                                    \
     "ldd r0, Z+%[disc]\n\t"                                                                                  \
     "tst r0\n\t"                                                                                             \
@@ -387,7 +384,7 @@
     "sbrc r0, 7\n\t"                                                                                         \
     "rjmp 68f\n"                                                                                             \
     "1:\n\t"                                                                                                 \
-    /* a push (not on a pad's own ringing): dir - 12 LP_MARGIN past ref + ref / 4 (ref: lp_ref, in X; a     \
+    /* a push (not on a pad's own ringing): dir - 12 LP_MARGIN past ref + ref / 4 (ref: lp_ref, in X; a      \
      * sum past 65535 is none) */                                                                            \
     "ldd r20, Z+%[ref_shift]\n\t"                                                                            \
     "cpi r20, %[own]\n\t"                                                                                    \
@@ -413,7 +410,7 @@
     "ldi r24, 4\n\t"                                                                                         \
     "bld r24, 0\n\t"                                                                                         \
     "std Z+%[ticked], r24\n\t"                                                                               \
-    "rjmp 78f\n"                                                                                             \
+    "rjmp " pushed "\n"                                                                                      \
     "5:\n\t" /* (the fast decay, out of the common path's way) */                                            \
     "lsr r21\n\t" "ror r20\n\t" "lsr r21\n\t" "ror r20\n\t" "lsr r21\n\t" "ror r20\n\t"                      \
     "rjmp 6f\n"                                                                                              \
@@ -423,7 +420,7 @@
     "4:\n\t"                                                                                                 \
     "clr r1\n"                                                                                               \
     "3:\n\t"                                                                                                 \
-    /* else the level decays (by 1/8 for LP_FAST_SAMPLES after a first half-wave, else 1/32: a swap for     \
+    /* else the level decays (by 1/8 for LP_FAST_SAMPLES after a first half-wave, else 1/32: a swap for      \
      * 4 of its 5 shifts), up to mag */                                                                      \
     "ldd r20, Z+%[since]\n\t"                                                                                \
     "cpi r20, %[fast]\n\t"                                                                                   \
@@ -446,10 +443,26 @@
     "1:\n\t"                                                                                                 \
     "std Z+%[lp_ref], r26\n\t"                                                                               \
     "std Z+%[lp_ref]+1, r27\n\t"                                                                             \
+
+#define ASM_QUICK_MOVING(tick_call, scan, done, slow)                                                        \
+    "ldd r24, Z+%[tick]\n\t"                                                                                 \
+    "dec r24\n\t"                                                                                            \
+    "std Z+%[tick], r24\n\t"                                                                                 \
+    "clt\n\t"                                                                                                \
+    "brne 61f\n\t"                                                                                           \
+    tick_call                                                                                                \
+    "ldd r18, Z+%[state]\n\t"                                                                                \
+    "set\n"                                                                                                  \
+    "61:\n\t"                                                                                                \
+    "cpi r18, %[scan_state]\n\t"                                                                             \
+    "breq 69f\n\t"                                                                                           \
+    ASM_MV_INTO_HIST_LP                                                                                      \
+    ASM_MV_STEP("69:\n\t" /* (within the branch's reach) */ "rjmp 70f\n")                                    \
+    ASM_MV_PUSH_DECAY("78f")                                                                                 \
     "clr r24\n\t"                                                                                            \
     "bld r24, 0\n\t"                                                                                         \
     "std Z+%[ticked], r24\n\t"                                                                               \
-    /* the ringing's path: a (with the rest just moved, still in r18:r19) in r22:r23; past the ringing's    \
+    /* the ringing's path: a (with the rest just moved, still in r18:r19) in r22:r23; past the ringing's     \
      * level: the slow path */                                                                               \
     ASM_LEVEL("r22", "r23")                                                                                  \
     "ldd r24, Z+%[lvl_a]\n\t"                                                                                \
@@ -485,11 +498,39 @@
     done                                                                                                     \
     "78:\n\t"                                                                                                \
     slow                                                                                                     \
-    /* SCAN: the low-passed deviation (detect_lp's text), then its path */                                   \
+    /* SCAN: within a contact's first half-wave the level up to mag, nothing else */                         \
     "70:\n\t"                                                                                                \
-    ASM_LP                                                                                                   \
+    ASM_MV_INTO_HIST_LP                                                                                      \
+    "ldd r0, Z+%[flags]\n\t"                                                                                 \
+    "sbrc r0, %[lobe_bit]\n\t"                                                                               \
+    "rjmp 71f\n\t"                                                                                           \
+    "movw r24, r26\n\t"                                                                                      \
+    "sbrs r25, 7\n\t"                                                                                        \
+    "rjmp 1f\n\t"                                                                                            \
+    "com r25\n\t"                                                                                            \
+    "neg r24\n\t"                                                                                            \
+    "sbci r25, 0xFF\n"                                                                                       \
+    "1:\n\t"                                                                                                 \
+    "ldd r26, Z+%[lp_ref]\n\t"                                                                               \
+    "ldd r27, Z+%[lp_ref]+1\n\t"                                                                             \
+    "cp r26, r24\n\t"                                                                                        \
+    "cpc r27, r25\n\t"                                                                                       \
+    "brsh 1f\n\t"                                                                                            \
+    "std Z+%[lp_ref], r24\n\t"                                                                               \
+    "std Z+%[lp_ref]+1, r25\n"                                                                               \
+    "1:\n\t"                                                                                                 \
+    "clr r24\n\t"                                                                                            \
     "bld r24, 0\n\t"                                                                                         \
     "std Z+%[ticked], r24\n\t"                                                                               \
+    "rjmp 77f\n"                                                                                             \
+    /* after it as RING's (a push: the slow path; detect_sample_scan would leave it too) */                  \
+    "71:\n\t"                                                                                                \
+    ASM_MV_STEP("")                                                                                          \
+    ASM_MV_PUSH_DECAY("78b")                                                                                 \
+    "clr r24\n\t"                                                                                            \
+    "bld r24, 0\n\t"                                                                                         \
+    "std Z+%[ticked], r24\n\t"                                                                               \
+    "77:\n\t"                                                                                                \
     scan
 #define ASM_QUICK_OPERANDS                                                                                    \
     [tick] "n"(offsetof(detect_pad_state_t, tick)), [ticked] "n"(offsetof(detect_pad_state_t, ticked)),       \

@@ -1108,7 +1108,8 @@ static __attribute__((naked, noinline)) void scan_loop(void) {
                          "ld r22, Y+\n\t"
                          "ld r23, Y+\n\t"
                          "movw r20, r14\n\t",
-                         "call detect_sample_scan_z\n\t"
+                         "movw r20, r14\n\t"
+                         "call detect_sample_scan_pushed\n\t"
                          "rjmp 27b\n",
                          "rjmp 30f\n", "rjmp 31f\n") ::
         ASM_QUICK_OPERANDS);
