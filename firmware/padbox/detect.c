@@ -785,6 +785,9 @@ __attribute__((naked, noinline, used, externally_visible)) uint8_t detect_sample
     asm volatile(
         ASM_ENTER_AT("detect_sample_scan_z")
         ASM_PUSH_SAMPLE
+        /* (ASM_QUICK_MOVING comes in here: the sample in the history, base in r18:r19) */
+        ".global detect_sample_scan_pushed\n"
+        "detect_sample_scan_pushed:\n\t"
         /* the scan's end: the slow path */
         "ldd r24, Z+%[until]\n\t"
         "ldd r25, Z+%[until]+1\n\t"
@@ -1144,14 +1147,16 @@ __attribute__((naked, noinline, used, externally_visible)) uint8_t detect_sample
         "brne 1f\n\t"
         "jmp detect_sample_fast\n"
         "1:\n\t"
+        "push r20\n\t" /* (t_lo for SCAN's path: the low-passed deviation takes r20:r21) */
+        "push r21\n\t"
         ASM_QUICK_MOVING("push r20\n\t" "push r21\n\t" "push r22\n\t" "push r23\n\t" "push r30\n\t" "push r31\n\t"
                          "movw r24, r30\n\t"
                          "call detect_tick\n\t"
                          "pop r31\n\t" "pop r30\n\t" "pop r23\n\t" "pop r22\n\t" "pop r21\n\t" "pop r20\n\t",
-                         "jmp detect_sample_scan_z\n\t")
-        "jmp detect_sample_ringing_z\n\t" ::
-        ASM_QUICK_OPERANDS, ASM_LP_OPERANDS, ASM_PUSH_OPERANDS, [base] "n"(offsetof(detect_pad_state_t, base_q4)),
-        [state] "n"(offsetof(detect_pad_state_t, state)), [slope] "n"(offsetof(detect_pad_state_t, slope_q8)));
+                         "pop r21\n\t" "pop r20\n\t" "jmp detect_sample_scan_pushed\n\t",
+                         "pop r0\n\t" "pop r0\n\t" "ldi r24, 1\n\t" "ret\n",
+                         "pop r0\n\t" "pop r0\n\t" "clr r24\n\t" "ret\n") ::
+        ASM_QUICK_OPERANDS);
 }
 #endif
 

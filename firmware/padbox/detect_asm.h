@@ -8,7 +8,7 @@
  * Register use, as in avr-gcc's calls: Z (r30:r31) = the pad's state s,
  * r22:r23 = the raw sample, r20:r21 = its time's low 16 bits; r18..r27
  * and r0 are free to use, r1 is zero (the pieces clear it again after a
- * mul). Local labels: 1..4, 60..79 and 89.
+ * mul). Local labels: 1..6, 60..79 and 89.
  */
 #ifndef PADBOX_DETECT_ASM_H
 #define PADBOX_DETECT_ASM_H
@@ -248,33 +248,293 @@
         [own] "M"(DETECT_ASM_REF_SHIFT_OWN), [lpm] "n"(12u * LP_MARGIN),                                      \
         [since] "n"(offsetof(detect_pad_state_t, since_lobe)), [fast] "M"(LP_FAST_SAMPLES), [slew] "M"(LP_SLEW)
 
-/* A moving pad's sample before its state's path (detect_sample_quick's
- * C, past its first line; Z = s, not at rest): every RING_TICK samples a
- * tick, then the low-passed deviation; ticked = 1 for a tick's sample, +4
- * for a push. tick_call: detect_tick(s), with Z, raw and t_lo back in
- * their registers after it. scan: code that leaves for the SCAN state's
- * path (its base not loaded); after it, RING and PENDING go on (ticked in
- * memory only). */
-#define ASM_QUICK_MOVING(tick_call, scan)                                                                     \
+/* The least |lp| whose step is LP_SLEW ((m x 21 + 128) >> 8 >= LP_SLEW
+ * from it on): from there the rest moves by 16 x LP_SLEW, no multiply. */
+#define DETECT_ASM_SLEW_MAG ((LP_SLEW * 256u - 128u + 20u) / 21u)
+#if DETECT_ASM_SLEW_MAG > 255u || LP_SLEW > 15u
+#error "detect_asm.h: the step's short cut wants LP_SLEW's bound within a byte and 16 x a step within one too"
+#endif
+
+/* A moving pad's sample (detect_sample_quick's C, past its first line; Z
+ * = s, r18 = its state, not at rest; raw and t_lo in r22:r23, r20:r21):
+ * every RING_TICK samples a tick, then the low-passed deviation; ticked =
+ * 1 for a tick's sample, +4 for a push; then the state's path. tick_call:
+ * detect_tick(s), with Z, raw and t_lo back in their registers after it.
+ * RING and PENDING go on inline,
+ * detect_lp and detect_sample_ringing in one: the sample goes into the
+ * history first (neither reads the entry it takes, and the sample four
+ * before is found from its place), the rest stays in registers from the
+ * low-passed deviation to the ringing's level, and the ringing's "rest on
+ * along its slope" is left out (the low-passed deviation has just set the
+ * slope to 0). done and slow: where that ends, with nothing in r24 (1 and
+ * 0 in the C). SCAN the same up to the low-passed deviation; scan: code
+ * that leaves for detect_sample_scan past its push (base in r18:r19, raw
+ * in r22:r23) and puts t_lo back in r20:r21 (the rest of the low-passed
+ * deviation uses them). Labels 1..6 and 60..79. */
+/* Pieces of it: into the history, the four-sums on and lp in X (the rest in r18:r19) ... */
+#define ASM_MV_INTO_HIST_LP                                                                                  \
+    /* into the history, X on to the sample four before (8 bytes after hist_r[at] or before it) */           \
+    "ldd r25, Z+%[at]\n\t"                                                                                   \
+    "mov r24, r25\n\t"                                                                                       \
+    "inc r24\n\t"                                                                                            \
+    "andi r24, %[hmask]\n\t"                                                                                 \
+    "std Z+%[at], r24\n\t"                                                                                   \
+    "mov r26, r25\n\t"                                                                                       \
+    ASM_X_AT_HIST_R                                                                                          \
+    "st X+, r22\n\t"                                                                                         \
+    "st X, r23\n\t"                                                                                          \
+    "adiw r26, %[r_to_t]\n\t"                                                                                \
+    "st X+, r20\n\t"                                                                                         \
+    "st X, r21\n\t"                                                                                          \
+    "sbiw r26, %[r_to_t] + 2 + 8\n\t"                                                                        \
+    "sbrs r25, 2\n\t"                                                                                        \
+    "adiw r26, 16\n\t"                                                                                       \
+    "ld r24, X+\n\t"                                                                                         \
+    "ld r25, X\n\t"                                                                                          \
+    /* the four-sums on; X = the new one + both old ones (weights 1 2 3 3 2 1) */                            \
+    "ldd r18, Z+%[s4]\n\t"                                                                                   \
+    "ldd r19, Z+%[s4]+1\n\t"                                                                                 \
+    "movw r26, r18\n\t"                                                                                      \
+    "sub r26, r24\n\t"                                                                                       \
+    "sbc r27, r25\n\t"                                                                                       \
+    "add r26, r22\n\t"                                                                                       \
+    "adc r27, r23\n\t"                                                                                       \
+    "ldd r24, Z+%[s4]+2\n\t"                                                                                 \
+    "ldd r25, Z+%[s4]+3\n\t"                                                                                 \
+    "std Z+%[s4], r26\n\t"                                                                                   \
+    "std Z+%[s4]+1, r27\n\t"                                                                                 \
+    "std Z+%[s4]+2, r18\n\t"                                                                                 \
+    "std Z+%[s4]+3, r19\n\t"                                                                                 \
+    "add r26, r18\n\t"                                                                                       \
+    "adc r27, r19\n\t"                                                                                       \
+    "add r26, r24\n\t"                                                                                       \
+    "adc r27, r25\n\t"                                                                                       \
+    /* lp = that - b + (b >> 2) + (b & 3 == 3) in X (b: base_q4, in r18:r19 from here to the level) */       \
+    "ldd r18, Z+%[base]\n\t"                                                                                 \
+    "ldd r19, Z+%[base]+1\n\t"                                                                               \
+    "sub r26, r18\n\t"                                                                                       \
+    "sbc r27, r19\n\t"                                                                                       \
+    "movw r24, r18\n\t"                                                                                      \
+    "asr r25\n\t" "ror r24\n\t" "asr r25\n\t" "ror r24\n\t" /* (C: b's bit 1 ...) */                         \
+    "sbrs r18, 0\n\t"                                                                                        \
+    "clc\n\t" /* (... and bit 0) */                                                                          \
+    "adc r26, r24\n\t"                                                                                       \
+    "adc r27, r25\n\t"                                                                                       \
+
+/* ... the rest moved after it (extra: code after an unconditional jump) ... */
+#define ASM_MV_STEP(extra)                                                                                   \
+    /* mag = |lp| in r24:r25; the rest 16 x step on lp's way: LP_SLEW from slew_mag up, else (mag x 21 +     \
+     * 128) >> 8 (under LP_SLEW there) */                                                                    \
+    "movw r24, r26\n\t"                                                                                      \
+    "sbrc r27, 7\n\t"                                                                                        \
+    "rjmp 64f\n\t"                                                                                           \
+    "cpi r24, %[slew_mag]\n\t"                                                                               \
+    "cpc r25, __zero_reg__\n\t"                                                                              \
+    "brlo 1f\n\t"                                                                                            \
+    "subi r18, lo8(-16 * %[slew])\n\t"                                                                       \
+    "sbci r19, hi8(-16 * %[slew])\n\t"                                                                       \
+    "rjmp 65f\n"                                                                                             \
+    extra                                                                                                    \
+    "1:\n\t"                                                                                                 \
+    "ldi r20, 21\n\t"                                                                                        \
+    "mul r24, r20\n\t"                                                                                       \
+    "sbrc r0, 7\n\t"                                                                                         \
+    "inc r1\n\t"                                                                                             \
+    "mov r0, r1\n\t"                                                                                         \
+    "clr r1\n\t"                                                                                             \
+    "swap r0\n\t"                                                                                            \
+    "add r18, r0\n\t"                                                                                        \
+    "adc r19, r1\n\t"                                                                                        \
+    "rjmp 65f\n"                                                                                             \
+    "64:\n\t"                                                                                                \
+    "com r25\n\t"                                                                                            \
+    "neg r24\n\t"                                                                                            \
+    "sbci r25, 0xFF\n\t"                                                                                     \
+    "cpi r24, %[slew_mag]\n\t"                                                                               \
+    "cpc r25, __zero_reg__\n\t"                                                                              \
+    "brlo 1f\n\t"                                                                                            \
+    "subi r18, lo8(16 * %[slew])\n\t"                                                                        \
+    "sbci r19, hi8(16 * %[slew])\n\t"                                                                        \
+    "rjmp 65f\n"                                                                                             \
+    "1:\n\t"                                                                                                 \
+    "ldi r20, 21\n\t"                                                                                        \
+    "mul r24, r20\n\t"                                                                                       \
+    "sbrc r0, 7\n\t"                                                                                         \
+    "inc r1\n\t"                                                                                             \
+    "mov r0, r1\n\t"                                                                                         \
+    "clr r1\n\t"                                                                                             \
+    "swap r0\n\t"                                                                                            \
+    "sub r18, r0\n\t"                                                                                        \
+    "sbc r19, r1\n"                                                                                          \
+    "65:\n\t"                                                                                                \
+    "std Z+%[base], r18\n\t"                                                                                 \
+    "std Z+%[base]+1, r19\n\t"                                                                               \
+    "std Z+%[slope], r1\n\t"                                                                                 \
+    "std Z+%[slope]+1, r1\n\t"                                                                               \
+
+/* ... a push (lp_ref and ticked stored, then to pushed) or the level's decay. */
+#define ASM_MV_PUSH_DECAY(pushed)                                                                            \
+    /* dir: mag, or none for a disc against lp (and for lp = -32768 with the disc's way: -lp is that         \
+     * again in 16 bits): no push then */                                                                    \
+    "ldd r0, Z+%[disc]\n\t"                                                                                  \
+    "tst r0\n\t"                                                                                             \
+    "breq 1f\n\t"                                                                                            \
+    "eor r0, r27\n\t"                                                                                        \
+    "or r0, r25\n\t"                                                                                         \
+    "sbrc r0, 7\n\t"                                                                                         \
+    "rjmp 68f\n"                                                                                             \
+    "1:\n\t"                                                                                                 \
+    /* a push (not on a pad's own ringing): dir - 12 LP_MARGIN past ref + ref / 4 (ref: lp_ref, in X; a      \
+     * sum past 65535 is none) */                                                                            \
+    "ldd r20, Z+%[ref_shift]\n\t"                                                                            \
+    "cpi r20, %[own]\n\t"                                                                                    \
+    "ldd r26, Z+%[lp_ref]\n\t"                                                                               \
+    "ldd r27, Z+%[lp_ref]+1\n\t"                                                                             \
+    "breq 3f\n\t"                                                                                            \
+    "movw r20, r24\n\t"                                                                                      \
+    "subi r20, lo8(%[lpm])\n\t"                                                                              \
+    "sbci r21, hi8(%[lpm])\n\t"                                                                              \
+    "brcs 3f\n\t"                                                                                            \
+    "movw r0, r26\n\t"                                                                                       \
+    "lsr r1\n\t" "ror r0\n\t" "lsr r1\n\t" "ror r0\n\t"                                                      \
+    "add r0, r26\n\t"                                                                                        \
+    "adc r1, r27\n\t"                                                                                        \
+    "brcs 4f\n\t"                                                                                            \
+    "cp r0, r20\n\t"                                                                                         \
+    "cpc r1, r21\n\t"                                                                                        \
+    "brsh 4f\n\t"                                                                                            \
+    "clr r1\n\t"                                                                                             \
+    /* (a push: the slow path, its ticked and level stored) */                                               \
+    "std Z+%[lp_ref], r24\n\t"                                                                               \
+    "std Z+%[lp_ref]+1, r25\n\t"                                                                             \
+    "ldi r24, 4\n\t"                                                                                         \
+    "bld r24, 0\n\t"                                                                                         \
+    "std Z+%[ticked], r24\n\t"                                                                               \
+    "rjmp " pushed "\n"                                                                                      \
+    "5:\n\t" /* (the fast decay, out of the common path's way) */                                            \
+    "lsr r21\n\t" "ror r20\n\t" "lsr r21\n\t" "ror r20\n\t" "lsr r21\n\t" "ror r20\n\t"                      \
+    "rjmp 6f\n"                                                                                              \
+    "68:\n\t"                                                                                                \
+    "ldd r26, Z+%[lp_ref]\n\t"                                                                               \
+    "ldd r27, Z+%[lp_ref]+1\n"                                                                               \
+    "4:\n\t"                                                                                                 \
+    "clr r1\n"                                                                                               \
+    "3:\n\t"                                                                                                 \
+    /* else the level decays (by 1/8 for LP_FAST_SAMPLES after a first half-wave, else 1/32: a swap for      \
+     * 4 of its 5 shifts), up to mag */                                                                      \
+    "ldd r20, Z+%[since]\n\t"                                                                                \
+    "cpi r20, %[fast]\n\t"                                                                                   \
+    "movw r20, r26\n\t"                                                                                      \
+    "brlo 5b\n\t"                                                                                            \
+    "swap r20\n\t"                                                                                           \
+    "swap r21\n\t"                                                                                           \
+    "andi r20, 0x0F\n\t"                                                                                     \
+    "eor r20, r21\n\t"                                                                                       \
+    "andi r21, 0x0F\n\t"                                                                                     \
+    "eor r20, r21\n\t"                                                                                       \
+    "lsr r21\n\t" "ror r20\n"                                                                                \
+    "6:\n\t"                                                                                                 \
+    "sub r26, r20\n\t"                                                                                       \
+    "sbc r27, r21\n\t"                                                                                       \
+    "cp r26, r24\n\t"                                                                                        \
+    "cpc r27, r25\n\t"                                                                                       \
+    "brsh 1f\n\t"                                                                                            \
+    "movw r26, r24\n"                                                                                        \
+    "1:\n\t"                                                                                                 \
+    "std Z+%[lp_ref], r26\n\t"                                                                               \
+    "std Z+%[lp_ref]+1, r27\n\t"                                                                             \
+
+#define ASM_QUICK_MOVING(tick_call, scan, done, slow)                                                        \
     "ldd r24, Z+%[tick]\n\t"                                                                                 \
     "dec r24\n\t"                                                                                            \
     "std Z+%[tick], r24\n\t"                                                                                 \
     "clt\n\t"                                                                                                \
     "brne 61f\n\t"                                                                                           \
     tick_call                                                                                                \
+    "ldd r18, Z+%[state]\n\t"                                                                                \
     "set\n"                                                                                                  \
     "61:\n\t"                                                                                                \
-    ASM_LP /* (T kept: the tick) */                                                                          \
+    "cpi r18, %[scan_state]\n\t"                                                                             \
+    "breq 69f\n\t"                                                                                           \
+    ASM_MV_INTO_HIST_LP                                                                                      \
+    ASM_MV_STEP("69:\n\t" /* (within the branch's reach) */ "rjmp 70f\n")                                    \
+    ASM_MV_PUSH_DECAY("78f")                                                                                 \
+    "clr r24\n\t"                                                                                            \
     "bld r24, 0\n\t"                                                                                         \
     "std Z+%[ticked], r24\n\t"                                                                               \
-    "ldd r18, Z+%[state]\n\t"                                                                                \
-    "cpi r18, %[scan_state]\n\t"                                                                             \
-    "brne 63f\n\t"                                                                                           \
-    scan                                                                                                     \
-    "63:\n\t"
+    /* the ringing's path: a (with the rest just moved, still in r18:r19) in r22:r23; past the ringing's     \
+     * level: the slow path */                                                                               \
+    ASM_LEVEL("r22", "r23")                                                                                  \
+    "ldd r24, Z+%[lvl_a]\n\t"                                                                                \
+    "ldd r25, Z+%[lvl_a]+1\n\t"                                                                              \
+    "cp r24, r22\n\t"                                                                                        \
+    "cpc r25, r23\n\t"                                                                                       \
+    "brlo 78f\n\t"                                                                                           \
+    "brtc 73f\n\t"                                                                                           \
+    /* a tick's sample: a ringing pad whose level is under two gates may be back at rest */                  \
+    "ldd r25, Z+%[state]\n\t"                                                                                \
+    "cpi r25, %[ring]\n\t"                                                                                   \
+    "brne 73f\n\t"                                                                                           \
+    "ldd r24, Z+%[nf]\n\t"                                                                                   \
+    "clr r25\n\t"                                                                                            \
+    "adiw r24, %[margin]\n\t"                                                                                \
+    "lsl r24\n\t"                                                                                            \
+    "rol r25\n\t"                                                                                            \
+    "ldd r20, Z+%[ref]\n\t"                                                                                  \
+    "ldd r21, Z+%[ref]+1\n\t"                                                                                \
+    "cp r20, r24\n\t"                                                                                        \
+    "cpc r21, r25\n\t"                                                                                       \
+    "brlo 78f\n"                                                                                             \
+    "73:\n\t"                                                                                                \
+    /* the largest level since the tick */                                                                   \
+    "ldd r24, Z+%[tick_max]\n\t"                                                                             \
+    "ldd r25, Z+%[tick_max]+1\n\t"                                                                           \
+    "cp r24, r22\n\t"                                                                                        \
+    "cpc r25, r23\n\t"                                                                                       \
+    "brsh 74f\n\t"                                                                                           \
+    "std Z+%[tick_max], r22\n\t"                                                                             \
+    "std Z+%[tick_max]+1, r23\n"                                                                             \
+    "74:\n\t"                                                                                                \
+    done                                                                                                     \
+    "78:\n\t"                                                                                                \
+    slow                                                                                                     \
+    /* SCAN: within a contact's first half-wave the level up to mag, nothing else */                         \
+    "70:\n\t"                                                                                                \
+    ASM_MV_INTO_HIST_LP                                                                                      \
+    "ldd r0, Z+%[flags]\n\t"                                                                                 \
+    "sbrc r0, %[lobe_bit]\n\t"                                                                               \
+    "rjmp 71f\n\t"                                                                                           \
+    "movw r24, r26\n\t"                                                                                      \
+    "sbrs r25, 7\n\t"                                                                                        \
+    "rjmp 1f\n\t"                                                                                            \
+    "com r25\n\t"                                                                                            \
+    "neg r24\n\t"                                                                                            \
+    "sbci r25, 0xFF\n"                                                                                       \
+    "1:\n\t"                                                                                                 \
+    "ldd r26, Z+%[lp_ref]\n\t"                                                                               \
+    "ldd r27, Z+%[lp_ref]+1\n\t"                                                                             \
+    "cp r26, r24\n\t"                                                                                        \
+    "cpc r27, r25\n\t"                                                                                       \
+    "brsh 1f\n\t"                                                                                            \
+    "std Z+%[lp_ref], r24\n\t"                                                                               \
+    "std Z+%[lp_ref]+1, r25\n"                                                                               \
+    "1:\n\t"                                                                                                 \
+    "clr r24\n\t"                                                                                            \
+    "bld r24, 0\n\t"                                                                                         \
+    "std Z+%[ticked], r24\n\t"                                                                               \
+    "rjmp 77f\n"                                                                                             \
+    /* after it as RING's (a push: the slow path; detect_sample_scan would leave it too) */                  \
+    "71:\n\t"                                                                                                \
+    ASM_MV_STEP("")                                                                                          \
+    ASM_MV_PUSH_DECAY("78b")                                                                                 \
+    "clr r24\n\t"                                                                                            \
+    "bld r24, 0\n\t"                                                                                         \
+    "std Z+%[ticked], r24\n\t"                                                                               \
+    "77:\n\t"                                                                                                \
+    scan
 #define ASM_QUICK_OPERANDS                                                                                    \
     [tick] "n"(offsetof(detect_pad_state_t, tick)), [ticked] "n"(offsetof(detect_pad_state_t, ticked)),       \
-        [scan_state] "M"(DETECT_SCAN)
+        [scan_state] "M"(DETECT_SCAN), [slew_mag] "M"(DETECT_ASM_SLEW_MAG), ASM_LP_OPERANDS, ASM_RINGING_OPERANDS
 
 /* detect_sample_ringing's body (RING, PENDING), past its first
  * instruction (Z = s), in three parts: into the history; the tick's

@@ -1108,13 +1108,11 @@ static __attribute__((naked, noinline)) void scan_loop(void) {
                          "ld r22, Y+\n\t"
                          "ld r23, Y+\n\t"
                          "movw r20, r14\n\t",
-                         "call detect_sample_scan_z\n\t"
-                         "rjmp 27b\n")
-        /* a ringing pad's sample, inline */
-        ASM_RINGING_HEAD
-        ASM_RINGING_TICKED
-        ASM_RINGING_TAIL("rjmp 30f\n", "rjmp 31f\n") ::
-        ASM_QUICK_OPERANDS, ASM_LP_OPERANDS, ASM_RINGING_OPERANDS);
+                         "movw r20, r14\n\t"
+                         "call detect_sample_scan_pushed\n\t"
+                         "rjmp 27b\n",
+                         "rjmp 30f\n", "rjmp 31f\n") ::
+        ASM_QUICK_OPERANDS);
     asm volatile(
         "31:\n\t"
         "movw r24, r16\n\t"

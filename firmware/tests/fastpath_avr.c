@@ -121,10 +121,13 @@ static void moving_state(detect_pad_state_t *s, uint16_t raw) {
     }
     uint16_t s4 = (uint16_t)(s->s4[0] + raw - s->hist_r[(s->hist_at - 4u) & 7u]);
     int16_t lp_raw = (int16_t)(s4 + s->s4[0] + s->s4[1]);
-    /* lp wanted: small, a few hundred (a push's size), thousands */
-    uint8_t kind = (uint8_t)(rnd() % 4u);
+    /* lp wanted: small, a few hundred (a push's size), thousands, -32768
+     * (whose way against it is -32768 again in 16 bits: the rest set from
+     * the 16-bit difference, where the three quarters reach it) */
+    uint8_t kind = (uint8_t)(rnd() % 5u);
     int16_t want = kind == 0 ? near(0, 40u) : kind == 1 ? near(0, 700u) : kind == 2 ? near(0, 6000u) : (int16_t)rnd();
-    if (kind != 3) s->base_q4 = (int16_t)(((int32_t)lp_raw - want) * 4 / 3 + (int16_t)(rnd() % 5u) - 2);
+    if (kind < 3) s->base_q4 = (int16_t)(((int32_t)lp_raw - want) * 4 / 3 + (int16_t)(rnd() % 5u) - 2);
+    if (kind == 4) s->base_q4 = (int16_t)((int32_t)(int16_t)(uint16_t)(lp_raw + 32768u) * 4 / 3 + (int16_t)(rnd() % 5u) - 2);
     uint16_t mag = (uint16_t)(want < 0 ? -want : want);
     switch (rnd() % 4u) { /* the level: where mag is a push's edge, near mag, anywhere, past 52428 */
     case 0: s->lp_ref = mag > 360u ? (uint16_t)(near((int16_t)((mag - 360u) / 5u * 4u), 6u)) : (uint16_t)(rnd() % 8u); break;
@@ -147,18 +150,37 @@ static detect_pad_state_t a, b, before;
 
 /* How often the low-passed deviation's rounds (lp, quick) took each of its
  * branches, judged on the C version's result: each must come up. */
-enum { C_PUSH, C_BIG, C_HIGH_REF, C_LOBE, C_NEG, C_CLAMP_UP, C_CLAMP_DOWN, C_DISC_NEG, C_DISC_0, C_DISC_POS, C_OWN, C_FAST, C_TICK, C_COUNT };
+enum { C_PUSH, C_BIG, C_HIGH_REF, C_LOBE, C_NEG, C_CLAMP_UP, C_CLAMP_DOWN, C_DISC_NEG, C_DISC_0, C_DISC_POS, C_OWN, C_FAST, C_TICK,
+       C_LP_MIN, C_Q_UP, C_Q_DOWN, C_Q_SLEW_UP, C_Q_SLEW_DOWN, C_COUNT };
 static const char *const COVER[C_COUNT] = {"push", "mag_over_255", "ref_quarter_carries", "first_lobe", "negative", "slew_up", "slew_down",
-                                           "disc_neg", "disc_0", "disc_pos", "own", "fast", "tick"};
+                                           "disc_neg", "disc_0", "disc_pos", "own", "fast", "tick", "lp_min_disc_neg",
+                                           "quick_up", "quick_down", "quick_slew_up", "quick_slew_down"};
 static uint16_t cover[C_COUNT];
 
-static void count_cover(uint8_t which, uint8_t rb) {
+/* lp as the C works it out (before: the state before the sample). */
+static int16_t lp_before(uint16_t raw) {
+    uint16_t s4 = (uint16_t)(before.s4[0] + raw - before.hist_r[(before.hist_at - 4u) & (DETECT_HIST - 1u)]);
+    uint16_t lp_raw = (uint16_t)(s4 + before.s4[0] + before.s4[1]);
+    int16_t bq = before.base_q4;
+    return (int16_t)(lp_raw - (uint16_t)(bq - (bq >> 2) - ((bq & 3) == 3)));
+}
+
+static void count_cover(uint8_t which, uint8_t rb, uint16_t raw) {
     uint8_t push = which == P_LP ? rb == 4u : (b.ticked & 4u) != 0;
     if (before.state == DETECT_SCAN && !(before.c.flags & DETECT_C_LOBE)) {
         cover[C_LOBE]++;
         return;
     }
     int16_t moved = (int16_t)(b.base_q4 - before.base_q4);
+    if (lp_before(raw) == -32768 && before.disc < 0) cover[C_LP_MIN]++;
+    /* (quick's moving paths: the rest's step each way, short of LP_SLEW and at it; a scan's rest
+     * goes on along the slope after, so only RING's and PENDING's, whose slope is then 0) */
+    if (which == P_QUICK && before.state != DETECT_SCAN) {
+        if (moved > 0 && moved < 16 * LP_SLEW) cover[C_Q_UP]++;
+        if (moved < 0 && moved > -16 * LP_SLEW) cover[C_Q_DOWN]++;
+        if (moved == 16 * LP_SLEW) cover[C_Q_SLEW_UP]++;
+        if (moved == -16 * LP_SLEW) cover[C_Q_SLEW_DOWN]++;
+    }
     uint16_t ref = before.lp_ref;
     uint16_t decayed = (uint16_t)(ref - (ref >> (before.since_lobe < LP_FAST_SAMPLES ? 3 : 5)));
     if (push || b.lp_ref != decayed) { /* (the level is mag) */
@@ -195,7 +217,8 @@ int main(void) {
     for (uint16_t round = 0; round < ROUNDS; round++) {
         uint16_t raw = (uint16_t)(rnd() & 1023u), t = rnd();
         if ((rnd() & 3u) == 0) raw = (rnd() & 1u) ? (uint16_t)(rnd() % 4u) : (uint16_t)(1019u + rnd() % 5u); /* the rails */
-        uint8_t which = (uint8_t)(round % P_COUNT);
+        uint8_t which = (uint8_t)(round % (P_COUNT + 2u)); /* (quick three times as often: the scan loop's text) */
+        if (which >= P_COUNT) which = P_QUICK;
         random_state(&a, raw);
         if (which >= P_LP) moving_state(&a, raw);
         if (a.until_lo == 0x8000u || a.until_lo == 0x7FFFu) a.until_lo = (uint16_t)(t + (a.until_lo == 0x8000u ? 1u : 0u) - (rnd() & 1u));
@@ -209,7 +232,7 @@ int main(void) {
         case P_QUICK: ra = detect_sample_quick(&a, raw, t); rb = detect_sample_quick_c(&b, raw, t); break;
         default: ra = detect_sample_scan(&a, raw, t); rb = detect_sample_scan_c(&b, raw, t); break;
         }
-        if (which >= P_LP && before.state != DETECT_REST) count_cover(which, rb);
+        if (which >= P_LP && before.state != DETECT_REST) count_cover(which, rb, raw);
         if (ra != rb || memcmp(&a, &b, sizeof a) != 0) {
             if (fails++ < 8u) {
                 const uint8_t *pa = (const uint8_t *)&a, *pb = (const uint8_t *)&b;

@@ -25,10 +25,14 @@ pytestmark = pytest.mark.firmware
 
 
 def test_assembly_fast_paths_match_their_c_versions(firmware, tmp_path: Path) -> None:  # noqa: F811
-    """15,000 random states and samples (a fifth each path): no difference in any byte,
-    and every branch of the low-passed deviation taken (a push; |lp| past 255; a
-    level whose quarter carries past 16 bits; a contact's first half-wave; the rest down, and by LP_SLEW either way; each disc;
-    the pad's own ringing; the fast decay; a tick) a few times at least."""
+    """15,000 random states and samples (3/7 of them detect_sample_quick, whose moving
+    pad's path is the scan loop's inline text, a seventh each other path): no
+    difference in any byte, and every branch of the low-passed deviation taken (a
+    push; |lp| past 255; a level whose quarter carries past 16 bits; a contact's
+    first half-wave; the rest down, and by LP_SLEW either way, in detect_lp and in
+    quick's ringing path, and short of it there; each disc; lp = -32768 with a
+    negative disc; the pad's own ringing; the fast decay; a tick) a few times at
+    least."""
     subprocess.run(["make", "-s", "-C", str(simtools.FIRMWARE), f"BUILD={tmp_path.resolve()}",
                     str(tmp_path.resolve() / "fastpath_avr.elf")], capture_output=True, text=True, check=True)
     elf = tmp_path / "fastpath_avr.elf"
@@ -41,7 +45,7 @@ def test_assembly_fast_paths_match_their_c_versions(firmware, tmp_path: Path) ->
     assert cover, out
     words = cover.group(1).split()
     counts = dict(zip(words[::2], map(int, words[1::2])))
-    assert len(counts) == 13 and min(counts.values()) >= 5, counts
+    assert len(counts) == 18 and min(counts.values()) >= 5, counts
 
 
 def test_sampler_registers_are_the_handlers_alone(firmware, tmp_path_factory: pytest.TempPathFactory) -> None:  # noqa: F811
