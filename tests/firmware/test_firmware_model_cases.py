@@ -35,9 +35,6 @@ CASES = ["clipped_neighbour", "eight_within_1ms", "hum_touches", "quiet_first_sl
 #: What is not met yet, and why (firmware 2.2.0 on the biased input).
 NOT_YET = {
     ("shaken_then_slapped", "found"): "a slap within ~0.5 ms of the shake on its pad is dated to the shake or lost",
-    ("reversed_disc", "found"): "pad 7's soft slap, its rise held back by pad 6's shake the other way, is dated "
-                                "327 us late on the image: the shake's pull ends in a knee that reads as a hand "
-                                "landing on a shake (on the host, sampled at other phases, 85 us)",
     ("quiet_first_slapper", "clean"): "pad 6's shake from pad 4's clipped slap, on top of pad 3's earlier one, is "
                                       "back-dated two samples into that one and its first half-wave, 522 us, reads "
                                       "as a hand's: a false slap on the image (not on the host)",
