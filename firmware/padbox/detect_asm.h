@@ -30,6 +30,27 @@
     "subi r26, lo8(-(%[hist_r]))\n\t"                                                                        \
     "sbci r27, hi8(-(%[hist_r]))\n\t"
 
+/* The four-sums on by a sample (r24:r25 the sample four before this one,
+ * r22:r23 this one); X = the new one + both old ones (weights 1 2 3 3 2 1). */
+#define ASM_FOUR_SUMS                                                                                         \
+    "ldd r18, Z+%[s4]\n\t"                                                                                   \
+    "ldd r19, Z+%[s4]+1\n\t"                                                                                 \
+    "movw r26, r18\n\t"                                                                                      \
+    "sub r26, r24\n\t"                                                                                       \
+    "sbc r27, r25\n\t"                                                                                       \
+    "add r26, r22\n\t"                                                                                       \
+    "adc r27, r23\n\t"                                                                                       \
+    "ldd r24, Z+%[s4]+2\n\t"                                                                                 \
+    "ldd r25, Z+%[s4]+3\n\t"                                                                                 \
+    "std Z+%[s4], r26\n\t"                                                                                   \
+    "std Z+%[s4]+1, r27\n\t"                                                                                 \
+    "std Z+%[s4]+2, r18\n\t"                                                                                 \
+    "std Z+%[s4]+3, r19\n\t"                                                                                 \
+    "add r26, r18\n\t"                                                                                       \
+    "adc r27, r19\n\t"                                                                                       \
+    "add r26, r24\n\t"                                                                                       \
+    "adc r27, r25\n\t"
+
 /* Into the history: hist_r[at] = raw, hist_t[at] = t_lo, at one on (X on the way). */
 #define ASM_PUSH_SAMPLE                                                                                       \
     "ldd r26, Z+%[at]\n\t"                                                                                   \
@@ -88,24 +109,7 @@
     ASM_X_AT_HIST_R                                                                                          \
     "ld r24, X+\n\t"                                                                                         \
     "ld r25, X\n\t"                                                                                          \
-    /* the four-sums on; X = the new one + both old ones (weights 1 2 3 3 2 1) */                            \
-    "ldd r18, Z+%[s4]\n\t"                                                                                   \
-    "ldd r19, Z+%[s4]+1\n\t"                                                                                 \
-    "movw r26, r18\n\t"                                                                                      \
-    "sub r26, r24\n\t"                                                                                       \
-    "sbc r27, r25\n\t"                                                                                       \
-    "add r26, r22\n\t"                                                                                       \
-    "adc r27, r23\n\t"                                                                                       \
-    "ldd r24, Z+%[s4]+2\n\t"                                                                                 \
-    "ldd r25, Z+%[s4]+3\n\t"                                                                                 \
-    "std Z+%[s4], r26\n\t"                                                                                   \
-    "std Z+%[s4]+1, r27\n\t"                                                                                 \
-    "std Z+%[s4]+2, r18\n\t"                                                                                 \
-    "std Z+%[s4]+3, r19\n\t"                                                                                 \
-    "add r26, r18\n\t"                                                                                       \
-    "adc r27, r19\n\t"                                                                                       \
-    "add r26, r24\n\t"                                                                                       \
-    "adc r27, r25\n\t"                                                                                       \
+    ASM_FOUR_SUMS                                                                                            \
     /* lp = that - ((3 b + 2) >> 2) = that - b + (b >> 2) + (b & 3 == 3) (b: base_q4), in X */               \
     "ldd r18, Z+%[base]\n\t"                                                                                 \
     "ldd r19, Z+%[base]+1\n\t"                                                                               \
@@ -291,24 +295,7 @@
     "adiw r26, 16\n\t"                                                                                       \
     "ld r24, X+\n\t"                                                                                         \
     "ld r25, X\n\t"                                                                                          \
-    /* the four-sums on; X = the new one + both old ones (weights 1 2 3 3 2 1) */                            \
-    "ldd r18, Z+%[s4]\n\t"                                                                                   \
-    "ldd r19, Z+%[s4]+1\n\t"                                                                                 \
-    "movw r26, r18\n\t"                                                                                      \
-    "sub r26, r24\n\t"                                                                                       \
-    "sbc r27, r25\n\t"                                                                                       \
-    "add r26, r22\n\t"                                                                                       \
-    "adc r27, r23\n\t"                                                                                       \
-    "ldd r24, Z+%[s4]+2\n\t"                                                                                 \
-    "ldd r25, Z+%[s4]+3\n\t"                                                                                 \
-    "std Z+%[s4], r26\n\t"                                                                                   \
-    "std Z+%[s4]+1, r27\n\t"                                                                                 \
-    "std Z+%[s4]+2, r18\n\t"                                                                                 \
-    "std Z+%[s4]+3, r19\n\t"                                                                                 \
-    "add r26, r18\n\t"                                                                                       \
-    "adc r27, r19\n\t"                                                                                       \
-    "add r26, r24\n\t"                                                                                       \
-    "adc r27, r25\n\t"                                                                                       \
+    ASM_FOUR_SUMS                                                                                            \
     /* lp = that - b + (b >> 2) + (b & 3 == 3) in X (b: base_q4, in r18:r19 from here to the level) */       \
     "ldd r18, Z+%[base]\n\t"                                                                                 \
     "ldd r19, Z+%[base]+1\n\t"                                                                               \
