@@ -22,7 +22,7 @@
 #define DETECT_ASM_REF_SHIFT_OWN 6
 
 /* X = &s->hist_r[r26] (Z = s; r26 the index, r27 on the way). */
-#define ASM_X_AT_HIST_R                                                                                       \
+#define ASM_X_AT_HIST_R                                                                                      \
     "lsl r26\n\t"                                                                                            \
     "clr r27\n\t"                                                                                            \
     "add r26, r30\n\t"                                                                                       \
@@ -30,9 +30,38 @@
     "subi r26, lo8(-(%[hist_r]))\n\t"                                                                        \
     "sbci r27, hi8(-(%[hist_r]))\n\t"
 
+/* A tick's sample of a ringing pad (not PENDING: on to 73) whose level
+ * (r20:r21 its ref) is not under two gates stays moving (on from here);
+ * under them, it may be back at rest: the caller's branch to 78 (the slow
+ * path) follows. r24, r25 on the way. */
+#define ASM_RING_AT_REST_CHECK                                                                               \
+    "ldd r25, Z+%[state]\n\t"                                                                                \
+    "cpi r25, %[ring]\n\t"                                                                                   \
+    "brne 73f\n\t"                                                                                           \
+    "ldd r24, Z+%[nf]\n\t"                                                                                   \
+    "clr r25\n\t"                                                                                            \
+    "adiw r24, %[margin]\n\t"                                                                                \
+    "lsl r24\n\t"                                                                                            \
+    "rol r25\n\t"                                                                                            \
+    "ldd r20, Z+%[ref]\n\t"                                                                                  \
+    "ldd r21, Z+%[ref]+1\n\t"                                                                                \
+    "cp r20, r24\n\t"                                                                                        \
+    "cpc r21, r25\n\t"
+
+/* The largest level since the tick (a in r22:r23); label 74 past it. */
+#define ASM_TICK_MAX                                                                                         \
+    "ldd r24, Z+%[tick_max]\n\t"                                                                             \
+    "ldd r25, Z+%[tick_max]+1\n\t"                                                                           \
+    "cp r24, r22\n\t"                                                                                        \
+    "cpc r25, r23\n\t"                                                                                       \
+    "brsh 74f\n\t"                                                                                           \
+    "std Z+%[tick_max], r22\n\t"                                                                             \
+    "std Z+%[tick_max]+1, r23\n"                                                                             \
+    "74:\n\t"
+
 /* The four-sums on by a sample (r24:r25 the sample four before this one,
  * r22:r23 this one); X = the new one + both old ones (weights 1 2 3 3 2 1). */
-#define ASM_FOUR_SUMS                                                                                         \
+#define ASM_FOUR_SUMS                                                                                        \
     "ldd r18, Z+%[s4]\n\t"                                                                                   \
     "ldd r19, Z+%[s4]+1\n\t"                                                                                 \
     "movw r26, r18\n\t"                                                                                      \
@@ -52,7 +81,7 @@
     "adc r27, r25\n\t"
 
 /* Into the history: hist_r[at] = raw, hist_t[at] = t_lo, at one on (X on the way). */
-#define ASM_PUSH_SAMPLE                                                                                       \
+#define ASM_PUSH_SAMPLE                                                                                      \
     "ldd r26, Z+%[at]\n\t"                                                                                   \
     "mov r27, r26\n\t"                                                                                       \
     "inc r27\n\t"                                                                                            \
@@ -64,14 +93,14 @@
     "adiw r26, %[r_to_t]\n\t"                                                                                \
     "st X+, r20\n\t"                                                                                         \
     "st X, r21\n\t"
-#define ASM_PUSH_OPERANDS                                                                                     \
-    [at] "n"(offsetof(detect_pad_state_t, hist_at)), [hmask] "M"(DETECT_HIST - 1u),                           \
-        [hist_r] "n"(offsetof(detect_pad_state_t, hist_r)),                                                   \
+#define ASM_PUSH_OPERANDS                                                                                    \
+    [at] "n"(offsetof(detect_pad_state_t, hist_at)), [hmask] "M"(DETECT_HIST - 1u),                          \
+        [hist_r] "n"(offsetof(detect_pad_state_t, hist_r)),                                                  \
         [r_to_t] "n"(offsetof(detect_pad_state_t, hist_t) - offsetof(detect_pad_state_t, hist_r) - 1u)
 
 /* The raw sample in the pair lo:hi becomes its level |raw - ((base + 8) >> 4)|
  * (base in r18:r19, r24:r25 on the way). */
-#define ASM_LEVEL(lo, hi)                                                                                     \
+#define ASM_LEVEL(lo, hi)                                                                                    \
     "movw r24, r18\n\t"                                                                                      \
     "adiw r24, 8\n\t"                                                                                        \
     "asr r25\n\t" "ror r24\n\t" "asr r25\n\t" "ror r24\n\t"                                                  \
@@ -82,12 +111,12 @@
     "rjmp 1f\n\t"                                                                                            \
     "com " hi "\n\t"                                                                                         \
     "neg " lo "\n\t"                                                                                         \
-    "sbci " hi ", 0xFF\n"                                                                                     \
+    "sbci " hi ", 0xFF\n"                                                                                    \
     "1:\n\t"
 
 /* base_q4 += slope_q8 >> 4 (the rest on along its slope; base in
  * r18:r19), r20:r21 on the way. */
-#define ASM_REST_ON                                                                                           \
+#define ASM_REST_ON                                                                                          \
     "ldd r20, Z+%[slope]\n\t"                                                                                \
     "ldd r21, Z+%[slope]+1\n\t"                                                                              \
     "asr r21\n\t" "ror r20\n\t" "asr r21\n\t" "ror r20\n\t"                                                  \
@@ -101,7 +130,7 @@
  * push) or 0 in r24 at its end (label 89). Its operands: ASM_LP_OPERANDS
  * and ASM_PUSH_OPERANDS, with base, state and slope as in
  * ASM_RINGING_OPERANDS. */
-#define ASM_LP                                                                                                \
+#define ASM_LP                                                                                               \
     /* the sample four before this one, X at it */                                                           \
     "ldd r26, Z+%[at]\n\t"                                                                                   \
     "subi r26, 4\n\t"                                                                                        \
@@ -200,7 +229,7 @@
     "clr r24\n\t"                                                                                            \
     "clr r25\n"                                                                                              \
     "2:\n\t"                                                                                                 \
-    /* a push (not on a pad's own ringing): dir - 12 LP_MARGIN past ref + ref / 4 (ref: lp_ref, in X; a     \
+    /* a push (not on a pad's own ringing): dir - 12 LP_MARGIN past ref + ref / 4 (ref: lp_ref, in X; a      \
      * sum past 65535 is none) */                                                                            \
     "ldd r26, Z+%[ref_shift]\n\t"                                                                            \
     "cpi r26, %[own]\n\t"                                                                                    \
@@ -245,11 +274,11 @@
     "std Z+%[lp_ref]+1, r27\n\t"                                                                             \
     "clr r24\n"                                                                                              \
     "89:\n\t"
-#define ASM_LP_OPERANDS                                                                                       \
+#define ASM_LP_OPERANDS                                                                                      \
     [s4] "n"(offsetof(detect_pad_state_t, s4)), [flags] "n"(offsetof(detect_pad_state_t, c.flags)),          \
-        [lobe_bit] "I"(__builtin_ctz(DETECT_C_LOBE)), [lp_ref] "n"(offsetof(detect_pad_state_t, lp_ref)),     \
+        [lobe_bit] "I"(__builtin_ctz(DETECT_C_LOBE)), [lp_ref] "n"(offsetof(detect_pad_state_t, lp_ref)),    \
         [disc] "n"(offsetof(detect_pad_state_t, disc)), [ref_shift] "n"(offsetof(detect_pad_state_t, ref_shift)), \
-        [own] "M"(DETECT_ASM_REF_SHIFT_OWN), [lpm] "n"(12u * LP_MARGIN),                                      \
+        [own] "M"(DETECT_ASM_REF_SHIFT_OWN), [lpm] "n"(12u * LP_MARGIN),                                     \
         [since] "n"(offsetof(detect_pad_state_t, since_lobe)), [fast] "M"(LP_FAST_SAMPLES), [slew] "M"(LP_SLEW)
 
 /* The least |lp| whose step is LP_SLEW ((m x 21 + 128) >> 8 >= LP_SLEW
@@ -458,30 +487,10 @@
     "cpc r25, r23\n\t"                                                                                       \
     "brlo 78f\n\t"                                                                                           \
     "brtc 73f\n\t"                                                                                           \
-    /* a tick's sample: a ringing pad whose level is under two gates may be back at rest */                  \
-    "ldd r25, Z+%[state]\n\t"                                                                                \
-    "cpi r25, %[ring]\n\t"                                                                                   \
-    "brne 73f\n\t"                                                                                           \
-    "ldd r24, Z+%[nf]\n\t"                                                                                   \
-    "clr r25\n\t"                                                                                            \
-    "adiw r24, %[margin]\n\t"                                                                                \
-    "lsl r24\n\t"                                                                                            \
-    "rol r25\n\t"                                                                                            \
-    "ldd r20, Z+%[ref]\n\t"                                                                                  \
-    "ldd r21, Z+%[ref]+1\n\t"                                                                                \
-    "cp r20, r24\n\t"                                                                                        \
-    "cpc r21, r25\n\t"                                                                                       \
+    ASM_RING_AT_REST_CHECK                                                                                   \
     "brlo 78f\n"                                                                                             \
     "73:\n\t"                                                                                                \
-    /* the largest level since the tick */                                                                   \
-    "ldd r24, Z+%[tick_max]\n\t"                                                                             \
-    "ldd r25, Z+%[tick_max]+1\n\t"                                                                           \
-    "cp r24, r22\n\t"                                                                                        \
-    "cpc r25, r23\n\t"                                                                                       \
-    "brsh 74f\n\t"                                                                                           \
-    "std Z+%[tick_max], r22\n\t"                                                                             \
-    "std Z+%[tick_max]+1, r23\n"                                                                             \
-    "74:\n\t"                                                                                                \
+    ASM_TICK_MAX                                                                                             \
     done                                                                                                     \
     "78:\n\t"                                                                                                \
     slow                                                                                                     \
@@ -519,8 +528,8 @@
     "std Z+%[ticked], r24\n\t"                                                                               \
     "77:\n\t"                                                                                                \
     scan
-#define ASM_QUICK_OPERANDS                                                                                    \
-    [tick] "n"(offsetof(detect_pad_state_t, tick)), [ticked] "n"(offsetof(detect_pad_state_t, ticked)),       \
+#define ASM_QUICK_OPERANDS                                                                                   \
+    [tick] "n"(offsetof(detect_pad_state_t, tick)), [ticked] "n"(offsetof(detect_pad_state_t, ticked)),      \
         [scan_state] "M"(DETECT_SCAN), [slew_mag] "M"(DETECT_ASM_SLEW_MAG), ASM_LP_OPERANDS, ASM_RINGING_OPERANDS
 
 /* detect_sample_ringing's body (RING, PENDING), past its first
@@ -529,16 +538,16 @@
  * push: the slow path; else its bit 0, the tick's, into T); the rest.
  * done and slow are where it ends, with nothing in r24 (the function puts
  * its 1 or 0 there). */
-#define ASM_RINGING_HEAD                                                                                      \
+#define ASM_RINGING_HEAD                                                                                     \
     "ldd r18, Z+%[base]\n\t"                                                                                 \
     "ldd r19, Z+%[base]+1\n\t"                                                                               \
     ASM_PUSH_SAMPLE
-#define ASM_RINGING_TICKED                                                                                    \
+#define ASM_RINGING_TICKED                                                                                   \
     "ldd r24, Z+%[ticked]\n\t"                                                                               \
     "cpi r24, 2\n\t"                                                                                         \
     "brsh 78f\n\t"                                                                                           \
     "bst r24, 0\n\t"
-#define ASM_RINGING_TAIL(done, slow)                                                                          \
+#define ASM_RINGING_TAIL(done, slow)                                                                         \
     ASM_LEVEL("r22", "r23") /* a in r22:r23 */                                                               \
     /* a past the ringing's level: the slow path */                                                          \
     "ldd r24, Z+%[lvl_a]\n\t"                                                                                \
@@ -547,41 +556,21 @@
     "cpc r25, r23\n\t"                                                                                       \
     "brlo 78f\n\t"                                                                                           \
     "brtc 72f\n\t"                                                                                           \
-    /* a tick's sample: a ringing pad whose level is under two gates may be back at rest */                  \
-    "ldd r25, Z+%[state]\n\t"                                                                                \
-    "cpi r25, %[ring]\n\t"                                                                                   \
-    "brne 73f\n\t"                                                                                           \
-    "ldd r24, Z+%[nf]\n\t"                                                                                   \
-    "clr r25\n\t"                                                                                            \
-    "adiw r24, %[margin]\n\t"                                                                                \
-    "lsl r24\n\t"                                                                                            \
-    "rol r25\n\t"                                                                                            \
-    "ldd r20, Z+%[ref]\n\t"                                                                                  \
-    "ldd r21, Z+%[ref]+1\n\t"                                                                                \
-    "cp r20, r24\n\t"                                                                                        \
-    "cpc r21, r25\n\t"                                                                                       \
+    ASM_RING_AT_REST_CHECK                                                                                   \
     "brlo 78f\n\t"                                                                                           \
     "rjmp 73f\n"                                                                                             \
     "72:\n\t"                                                                                                \
     ASM_REST_ON                                                                                              \
     "73:\n\t"                                                                                                \
-    /* the largest level since the tick */                                                                   \
-    "ldd r24, Z+%[tick_max]\n\t"                                                                             \
-    "ldd r25, Z+%[tick_max]+1\n\t"                                                                           \
-    "cp r24, r22\n\t"                                                                                        \
-    "cpc r25, r23\n\t"                                                                                       \
-    "brsh 74f\n\t"                                                                                           \
-    "std Z+%[tick_max], r22\n\t"                                                                             \
-    "std Z+%[tick_max]+1, r23\n"                                                                             \
-    "74:\n\t"                                                                                                \
+    ASM_TICK_MAX                                                                                             \
     done                                                                                                     \
     "78:\n\t"                                                                                                \
     slow
-#define ASM_RINGING_OPERANDS                                                                                  \
-    [base] "n"(offsetof(detect_pad_state_t, base_q4)), ASM_PUSH_OPERANDS,                                     \
-        [lvl_a] "n"(offsetof(detect_pad_state_t, lvl_a)), [state] "n"(offsetof(detect_pad_state_t, state)),   \
+#define ASM_RINGING_OPERANDS                                                                                 \
+    [base] "n"(offsetof(detect_pad_state_t, base_q4)), ASM_PUSH_OPERANDS,                                    \
+        [lvl_a] "n"(offsetof(detect_pad_state_t, lvl_a)), [state] "n"(offsetof(detect_pad_state_t, state)),  \
         [ring] "M"(DETECT_RING), [nf] "n"(offsetof(detect_pad_state_t, nf)), [margin] "n"(DETECT_ASM_GATE_MARGIN), \
-        [ref] "n"(offsetof(detect_pad_state_t, ref)), [slope] "n"(offsetof(detect_pad_state_t, slope_q8)),    \
+        [ref] "n"(offsetof(detect_pad_state_t, ref)), [slope] "n"(offsetof(detect_pad_state_t, slope_q8)),   \
         [tick_max] "n"(offsetof(detect_pad_state_t, tick_max))
 
 #endif
