@@ -1001,7 +1001,9 @@ static COLD void rest_slow(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint
     track_mean_each(s);
 }
 
-COLD void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, uint32_t t_us) {
+/* (not COLD: a dispatcher, inline in its one caller on the AVR, the firmware's
+ * sample_slow(), rather than a call and four saved registers more a slow sample) */
+void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, uint32_t t_us) {
     if (s->base_q4 < 0) { /* the first sample: the rest starts here */
         s->base_q4 = (int16_t)(raw << 4);
         s->slope_q8 = 0;
