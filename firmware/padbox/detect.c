@@ -122,11 +122,17 @@ static void history_devs(const detect_pad_state_t *s, int8_t pol, int16_t *d) {
     }
 }
 
-/* The deviation of the history's sample at index i from the rest then. */
-static int16_t dev_at(const detect_pad_state_t *s, uint8_t i) {
-    uint8_t age = (uint8_t)((s->hist_at - i) & (DETECT_HIST - 1u));
-    if (age == 0) age = DETECT_HIST;
-    return deviation(s->hist_r[i], rest_q4_at(s, age));
+/* The deviation of the sample `age` samples back (1..DETECT_HIST; 1: the
+ * newest) from the rest then, turned pol's way (pol: +1 or -1, a
+ * contact's; a negation, not a multiply: the same 16 bits). */
+static int16_t dev_back(const detect_pad_state_t *s, uint8_t age, int8_t pol) {
+    int16_t v = deviation(s->hist_r[(uint8_t)(s->hist_at - age) & (DETECT_HIST - 1u)], rest_q4_at(s, age));
+    return pol < 0 ? (int16_t)-v : v;
+}
+/* (an age from a count back: 0 is the oldest, DETECT_HIST) */
+static uint8_t age_of(uint8_t n) {
+    n &= DETECT_HIST - 1u;
+    return n ? n : DETECT_HIST;
 }
 
 void detect_default_config(detect_pad_config_t *cfg) {
@@ -282,12 +288,13 @@ static uint16_t back_date_us(int16_t e0, int16_t e1, int16_t e2, uint16_t gap, u
  * never before the last sample before the rise. 0: not yet (the rise's
  * second sample is still to come). */
 static uint8_t date_onset(detect_pad_state_t *s, uint8_t back) {
-    uint8_t first = s->hist_at;
-    for (uint8_t k = 0; k <= back; k++) first = prev_i(first);
     if (back == 0) return 0;
+    /* (the rise's first sample is back + 1 samples back, the one before it back + 2) */
+    uint8_t first = (uint8_t)((s->hist_at - back - 1u) & (DETECT_HIST - 1u));
     uint8_t before = prev_i(first), second = (uint8_t)((first + 1u) % DETECT_HIST);
-    int16_t e1 = (int16_t)(s->pol * dev_at(s, first)), e2 = (int16_t)(s->pol * dev_at(s, second));
-    int16_t e0 = (int16_t)(s->pol * dev_at(s, before));
+    int8_t pol = s->pol;
+    int16_t e1 = dev_back(s, age_of((uint8_t)(back + 1u)), pol), e2 = dev_back(s, age_of(back), pol);
+    int16_t e0 = dev_back(s, age_of((uint8_t)(back + 2u)), pol);
     uint16_t t1 = s->hist_t[first];
     /* onset_us holds the first sample's full time (start_contact). */
     s->c.onset_us -= back_date_us(e0, e1, e2, (uint16_t)(t1 - s->hist_t[before]), (uint16_t)(s->hist_t[second] - t1),
@@ -994,7 +1001,9 @@ static COLD void rest_slow(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint
     track_mean_each(s);
 }
 
-COLD void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, uint32_t t_us) {
+/* (not COLD: a dispatcher, inline in its one caller on the AVR, the firmware's
+ * sample_slow(), rather than a call and four saved registers more a slow sample) */
+void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, uint32_t t_us) {
     if (s->base_q4 < 0) { /* the first sample: the rest starts here */
         s->base_q4 = (int16_t)(raw << 4);
         s->slope_q8 = 0;
@@ -1090,15 +1099,16 @@ COLD void detect_tick(detect_pad_state_t *s) {
  * more than twice that step, and the threshold's half, more, and the rise
  * before it was one pulse. */
 static uint8_t knee_now(const detect_pad_state_t *s, int16_t pd) {
-    uint8_t i1 = prev_i(newest_i(s)), i2 = prev_i(i1), i3 = prev_i(i2);
-    int16_t p1 = (int16_t)(s->pol * dev_at(s, i1)), p2 = (int16_t)(s->pol * dev_at(s, i2)),
-            p3 = (int16_t)(s->pol * dev_at(s, i3));
+    /* (the three samples before the newest: 2, 3 and 4 back; the third only if it is needed) */
+    int8_t pol = s->pol;
+    int16_t p1 = dev_back(s, 2u, pol), p2 = dev_back(s, 3u, pol);
     int16_t lo = (int16_t)(gate(s) + (s->nf >> 2));
     int16_t before = (int16_t)(p1 - p2);
     if (p2 <= lo || before < 0 || pd - p1 <= 2 * before + RISE_STEP + (int16_t)(s->thr >> 1)) return 0;
     /* (and what came before it was one pulse, its steps shrinking: a rise
      * held back and let go, a neighbour's shake the other way over a
      * hand's push, has them growing, and its onset is where it began) */
+    int16_t p3 = dev_back(s, 4u, pol);
     return p3 <= lo || before <= (p2 - p3) + RISE_STEP + (int16_t)(s->nf >> 2);
 }
 
@@ -1187,7 +1197,7 @@ static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
         return;
     }
     /* SCAN, PENDING */
-    int16_t pd = (int16_t)(s->pol * e);
+    int16_t pd = s->pol < 0 ? (int16_t)-e : e; /* (pol is +1 or -1 here: a negation, not a multiply) */
     uint8_t lobe_now = 0;
     if (s->state == DETECT_SCAN) {
         if (!(s->c.flags & DETECT_C_LOBE)) s->base_q4 = (int16_t)(s->base_q4 + (s->slope_q8 >> 4));
