@@ -541,11 +541,22 @@ OWN_FRAME uint8_t detect_sample_fast(detect_pad_state_t *s, uint16_t raw, uint16
     }
     if (a >= (uint16_t)(nf + GATE_MARGIN)) {
         /* Just over the gate (hum a little off, a faint shake): the rest
-         * goes on as it went for a few samples; past the threshold, or for
-         * longer, the slow path (detect_step sees the sample in the history). */
-        if (a >= s->thr || s->busy >= REST_COAST) return 0;
-        s->busy++;
-        s->base_q4 = (int16_t)(base + (s->slope_q8 >> 4));
+         * goes on as it went for a few samples; past the threshold the slow
+         * path (detect_step sees the sample in the history). */
+        if (a >= s->thr) return 0;
+        if (s->busy < REST_COAST) {
+            s->busy++;
+            s->base_q4 = (int16_t)(base + (s->slope_q8 >> 4));
+            return 1;
+        }
+        /* For longer, a faint shake: the rest follows its mean, here rather
+         * than in rest_slow() (a neighbour's shake keeps a pad at rest here
+         * for many samples in a row in a burst). The same as rest_slow()'s
+         * result: s->thr is rest_threshold() as it was when last set, and
+         * that only grows until it is set again (the floor only rises
+         * meanwhile), so a under it is under rest_threshold() too. */
+        if (s->busy == DEFERRED) s->busy = REST_COAST; /* (the start put off fell back: no rise) */
+        track_mean_each(s);
         return 1;
     }
     s->busy = 0;
@@ -683,7 +694,7 @@ __attribute__((naked, noinline, used, externally_visible)) uint8_t detect_sample
         "brsh 8f\n\t"
         "ldd r24, Z+%[busy]\n\t"
         "cpi r24, %[coast]\n\t"
-        "brsh 8f\n\t"
+        "brsh 7f\n\t"
         "inc r24\n\t"
         "std Z+%[busy], r24\n\t"
         ASM_REST_ON
@@ -693,11 +704,82 @@ __attribute__((naked, noinline, used, externally_visible)) uint8_t detect_sample
         "clr r24\n\t"
         "ret\n"
         "9:\n\t"
-        "jmp detect_sample_fast_c\n\t" ::
+        "jmp detect_sample_fast_c\n"
+        /* coasting too long (busy in r24): a faint shake, the rest after its
+         * mean (track_mean_each); a start put off falls back to coasting */
+        "7:\n\t"
+        "cpi r24, %[deferred]\n\t"
+        "brne 1f\n\t"
+        "ldi r24, %[coast]\n\t"
+        "std Z+%[busy], r24\n"
+        "1:\n\t"
+        /* the history's sum x 2 in r24:r25 */
+        "movw r26, r30\n\t"
+        "subi r26, lo8(-(%[hist_r]))\n\t"
+        "sbci r27, hi8(-(%[hist_r]))\n\t"
+        "ld r24, X+\n\t"
+        "ld r25, X+\n\t"
+        "ld r0, X+\n\t" "add r24, r0\n\t" "ld r0, X+\n\t" "adc r25, r0\n\t"
+        "ld r0, X+\n\t" "add r24, r0\n\t" "ld r0, X+\n\t" "adc r25, r0\n\t"
+        "ld r0, X+\n\t" "add r24, r0\n\t" "ld r0, X+\n\t" "adc r25, r0\n\t"
+        "ld r0, X+\n\t" "add r24, r0\n\t" "ld r0, X+\n\t" "adc r25, r0\n\t"
+        "ld r0, X+\n\t" "add r24, r0\n\t" "ld r0, X+\n\t" "adc r25, r0\n\t"
+        "ld r0, X+\n\t" "add r24, r0\n\t" "ld r0, X+\n\t" "adc r25, r0\n\t"
+        "ld r0, X+\n\t" "add r24, r0\n\t" "ld r0, X+\n\t" "adc r25, r0\n\t"
+        "lsl r24\n\t"
+        "rol r25\n\t"
+        /* r4 = that - (base - ((9 slope) >> 5)), the rest at the window's middle */
+        "ldd r20, Z+%[slope]\n\t"
+        "ldd r21, Z+%[slope]+1\n\t"
+        "movw r22, r20\n\t"
+        "lsl r22\n\t" "rol r23\n\t" "lsl r22\n\t" "rol r23\n\t" "lsl r22\n\t" "rol r23\n\t"
+        "add r22, r20\n\t"
+        "adc r23, r21\n\t"
+        "asr r23\n\t" "ror r22\n\t" "asr r23\n\t" "ror r22\n\t" "asr r23\n\t" "ror r22\n\t"
+        "asr r23\n\t" "ror r22\n\t" "asr r23\n\t" "ror r22\n\t"
+        "add r24, r22\n\t"
+        "adc r25, r23\n\t"
+        "sub r24, r18\n\t"
+        "sbc r25, r19\n\t"
+        /* slope += r4 >> 2, within +-MAX_SLOPE_Q8 */
+        "movw r22, r24\n\t"
+        "asr r23\n\t" "ror r22\n\t" "asr r23\n\t" "ror r22\n\t"
+        "add r20, r22\n\t"
+        "adc r21, r23\n\t"
+        "cpi r20, lo8(%[smax] + 1)\n\t"
+        "ldi r26, hi8(%[smax] + 1)\n\t"
+        "cpc r21, r26\n\t"
+        "brlt 2f\n\t"
+        "ldi r20, lo8(%[smax])\n\t"
+        "ldi r21, hi8(%[smax])\n\t"
+        "rjmp 3f\n"
+        "2:\n\t"
+        "cpi r20, lo8(-(%[smax]))\n\t"
+        "ldi r26, hi8(-(%[smax]))\n\t"
+        "cpc r21, r26\n\t"
+        "brge 3f\n\t"
+        "ldi r20, lo8(-(%[smax]))\n\t"
+        "ldi r21, hi8(-(%[smax]))\n"
+        "3:\n\t"
+        "std Z+%[slope], r20\n\t"
+        "std Z+%[slope]+1, r21\n\t"
+        /* base += (r4 >> 3) + (slope >> 4) */
+        "asr r25\n\t" "ror r24\n\t" "asr r25\n\t" "ror r24\n\t" "asr r25\n\t" "ror r24\n\t"
+        "add r18, r24\n\t"
+        "adc r19, r25\n\t"
+        "asr r21\n\t" "ror r20\n\t" "asr r21\n\t" "ror r20\n\t"
+        "asr r21\n\t" "ror r20\n\t" "asr r21\n\t" "ror r20\n\t"
+        "add r18, r20\n\t"
+        "adc r19, r21\n\t"
+        "std Z+%[base], r18\n\t"
+        "std Z+%[base]+1, r19\n\t"
+        "ldi r24, 1\n\t"
+        "ret\n\t" ::
         [base] "n"(offsetof(detect_pad_state_t, base_q4)), [learn] "n"(offsetof(detect_pad_state_t, learn)),
         ASM_PUSH_OPERANDS, [nf] "n"(offsetof(detect_pad_state_t, nf)), [margin] "n"(GATE_MARGIN),
         [busy] "n"(offsetof(detect_pad_state_t, busy)), [slope] "n"(offsetof(detect_pad_state_t, slope_q8)),
-        [smax] "n"(MAX_SLOPE_Q8), [thr] "n"(offsetof(detect_pad_state_t, thr)), [coast] "M"(REST_COAST));
+        [smax] "n"(MAX_SLOPE_Q8), [thr] "n"(offsetof(detect_pad_state_t, thr)), [coast] "M"(REST_COAST),
+        [deferred] "M"(DEFERRED));
 }
 #endif
 

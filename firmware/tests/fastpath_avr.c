@@ -151,10 +151,11 @@ static detect_pad_state_t a, b, before;
 /* How often the low-passed deviation's rounds (lp, quick) took each of its
  * branches, judged on the C version's result: each must come up. */
 enum { C_PUSH, C_BIG, C_HIGH_REF, C_LOBE, C_NEG, C_CLAMP_UP, C_CLAMP_DOWN, C_DISC_NEG, C_DISC_0, C_DISC_POS, C_OWN, C_FAST, C_TICK,
-       C_LP_MIN, C_Q_UP, C_Q_DOWN, C_Q_SLEW_UP, C_Q_SLEW_DOWN, C_COUNT };
+       C_LP_MIN, C_Q_UP, C_Q_DOWN, C_Q_SLEW_UP, C_Q_SLEW_DOWN, C_FAINT, C_FAINT_DEFERRED, C_COUNT };
 static const char *const COVER[C_COUNT] = {"push", "mag_over_255", "ref_quarter_carries", "first_lobe", "negative", "slew_up", "slew_down",
                                            "disc_neg", "disc_0", "disc_pos", "own", "fast", "tick", "lp_min_disc_neg",
-                                           "quick_up", "quick_down", "quick_slew_up", "quick_slew_down"};
+                                           "quick_up", "quick_down", "quick_slew_up", "quick_slew_down", "faint",
+                                           "faint_deferred"};
 static uint16_t cover[C_COUNT];
 
 /* lp as the C works it out (before: the state before the sample). */
@@ -221,6 +222,16 @@ int main(void) {
         if (which >= P_COUNT) which = P_QUICK;
         random_state(&a, raw);
         if (which >= P_LP) moving_state(&a, raw);
+        if (which == P_FAST && (round & 16u)) { /* a faint shake at rest: just over the gate, coasting long */
+            uint16_t g = (uint16_t)(a.nf + 4u), over = (uint16_t)(rnd() % 40u);
+            int16_t dv = (int16_t)(g + over);
+            a.state = DETECT_REST;
+            a.learn = 0;
+            a.thr = (uint16_t)(g + over + 1u + rnd() % 3u);
+            if (rnd() & 1u) dv = (int16_t)-dv;
+            a.base_q4 = (int16_t)(((int16_t)raw - dv) << 4); /* (the sample's deviation: dv) */
+            a.busy = (uint8_t)((round & 32u) ? 0x80u : 4u + rnd() % 3u); /* (0x80: a contact's start put off) */
+        }
         if (a.until_lo == 0x8000u || a.until_lo == 0x7FFFu) a.until_lo = (uint16_t)(t + (a.until_lo == 0x8000u ? 1u : 0u) - (rnd() & 1u));
         memcpy(&b, &a, sizeof a);
         memcpy(&before, &a, sizeof a);
@@ -233,6 +244,12 @@ int main(void) {
         default: ra = detect_sample_scan(&a, raw, t); rb = detect_sample_scan_c(&b, raw, t); break;
         }
         if (which >= P_LP && before.state != DETECT_REST) count_cover(which, rb, raw);
+        /* (a pad at rest coasting too long on a faint shake: done by the fast path, busy kept) */
+        if ((which == P_FAST || which == P_QUICK) && before.state == DETECT_REST && !before.learn && rb &&
+            before.base_q4 >= 0 && before.busy >= 4u && b.busy != 0u) {
+            cover[C_FAINT]++;
+            if (before.busy == 0x80u) cover[C_FAINT_DEFERRED]++;
+        }
         if (ra != rb || memcmp(&a, &b, sizeof a) != 0) {
             if (fails++ < 8u) {
                 const uint8_t *pa = (const uint8_t *)&a, *pb = (const uint8_t *)&b;
