@@ -1159,12 +1159,16 @@ uint8_t LP_C(detect_pad_state_t *s, uint16_t raw) {
 }
 
 /* Every RING_TICK samples of a moving pad: the ringing's level decays (once
- * its first half-wave is over). (Called from assembly on the AVR: its name
- * kept through the link-time optimizer.) */
+ * its first half-wave is over). (On the AVR in assembly, ASM_TICK, inline
+ * in the scan loop and detect_sample_quick: this C version is the host's
+ * and the assembly's reference in the fastpath test.) */
 #ifdef DETECT_FAST_ASM
-__attribute__((used, externally_visible))
+#define TICK_C detect_tick_c
+__attribute__((used, externally_visible, noinline)) void detect_tick_c(detect_pad_state_t *s);
+#else
+#define TICK_C detect_tick
 #endif
-COLD void detect_tick(detect_pad_state_t *s) {
+COLD void TICK_C(detect_pad_state_t *s) {
     if (s->state == DETECT_SCAN && !(s->c.flags & DETECT_C_LOBE)) {
         /* Within the first half-wave nothing new is looked for, and its
          * end sets the ringing's level. */
@@ -1223,10 +1227,23 @@ __attribute__((naked, noinline, used, externally_visible)) uint8_t detect_lp(det
         [state] "n"(offsetof(detect_pad_state_t, state)), [slope] "n"(offsetof(detect_pad_state_t, slope_q8)));
 }
 
+#if RING_TICK != 4u
+#error "detect_asm.h: ASM_TICK counts RING_TICK as 4"
+#endif
+/* detect_tick in assembly (ASM_TICK), for C's callers (detect_sample_quick_c). */
+__attribute__((naked, noinline, used, externally_visible)) void detect_tick(detect_pad_state_t *s) {
+    (void)s;
+    asm volatile(
+        "movw r30, r24\n\t"
+        ASM_TICK
+        "ret\n\t" ::
+        ASM_QUICK_OPERANDS);
+}
+
 /* detect_sample_quick in assembly: at rest the fast path, else
- * ASM_QUICK_MOVING (the scan loop's text too) and the state's path.
- * detect_tick, every RING_TICK samples, keeps none of the sample's
- * registers: they wait on the stack. */
+ * ASM_QUICK_MOVING (the scan loop's text too) and the state's path, the
+ * tick every RING_TICK samples in its own text (ASM_TICK keeps the
+ * sample's registers: no call, nothing on the stack). */
 __attribute__((naked, noinline, used, externally_visible)) uint8_t detect_sample_quick(detect_pad_state_t *s, uint16_t raw,
                                                                                         uint16_t t_lo) {
     (void)s;
@@ -1241,13 +1258,13 @@ __attribute__((naked, noinline, used, externally_visible)) uint8_t detect_sample
         "1:\n\t"
         "push r20\n\t" /* (t_lo for SCAN's path: the low-passed deviation takes r20:r21) */
         "push r21\n\t"
-        ASM_QUICK_MOVING("push r20\n\t" "push r21\n\t" "push r22\n\t" "push r23\n\t" "push r30\n\t" "push r31\n\t"
-                         "movw r24, r30\n\t"
-                         "call detect_tick\n\t"
-                         "pop r31\n\t" "pop r30\n\t" "pop r23\n\t" "pop r22\n\t" "pop r21\n\t" "pop r20\n\t",
+        ASM_QUICK_MOVING("rjmp 58f\n" "57:\n\t",
                          "pop r21\n\t" "pop r20\n\t" "jmp detect_sample_scan_pushed\n\t",
                          "pop r0\n\t" "pop r0\n\t" "ldi r24, 1\n\t" "ret\n",
-                         "pop r0\n\t" "pop r0\n\t" "clr r24\n\t" "ret\n") ::
+                         "pop r0\n\t" "pop r0\n\t" "clr r24\n\t" "ret\n")
+        "58:\n\t" /* (the tick, out of the way of the branch over it) */
+        ASM_TICK
+        "rjmp 57b\n\t" ::
         ASM_QUICK_OPERANDS);
 }
 #endif

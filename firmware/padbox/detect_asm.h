@@ -288,11 +288,98 @@
 #error "detect_asm.h: the step's short cut wants LP_SLEW's bound within a byte and 16 x a step within one too"
 #endif
 
+/* detect_tick's body (detect.c's C, step for step; Z = s): within a
+ * contact's first half-wave only the tick's count again; else since_lobe
+ * on (saturating), the ringing's level down (follow_ring: by ref >> 4 on
+ * the pad's own ringing, else ref >> 3, and one more if not 0; up to the
+ * crests since the last tick if they reach the threshold) and the level a
+ * new contact must pass (set_levels). r18, r19, r24..r27 on the way; the
+ * sample's registers (r20..r23), Z and T kept: the scan loop runs it
+ * inline, with no call and nothing to fetch again after it. Its operands
+ * beyond ASM_LP_OPERANDS and ASM_RINGING_OPERANDS: ASM_TICK_OPERANDS, and
+ * tick and scan_state as in ASM_QUICK_OPERANDS. (RING_TICK is 4: detect.c
+ * checks.) */
+#define ASM_TICK                                                                                             \
+    "ldd r24, Z+%[state]\n\t"                                                                                \
+    "cpi r24, %[scan_state]\n\t"                                                                             \
+    "brne 62f\n\t"                                                                                           \
+    "ldd r24, Z+%[flags]\n\t"                                                                                \
+    "sbrs r24, %[lobe_bit]\n\t"                                                                              \
+    "rjmp 67f\n"                                                                                              \
+    "62:\n\t"                                                                                                \
+    /* since_lobe + 4, at most 255 (a carry out of the add: below 252) */                                    \
+    "ldd r24, Z+%[since]\n\t"                                                                                \
+    "subi r24, 0x100 - 4\n\t"                                                                                \
+    "brcs 63f\n\t"                                                                                           \
+    "ldi r24, 0xFF\n"                                                                                         \
+    "63:\n\t"                                                                                                \
+    "std Z+%[since], r24\n\t"                                                                                \
+    /* ref - (ref >> 4 or >> 3), less 1 if that is not 0 (it is 0 only if ref was) */                       \
+    "ldd r24, Z+%[ref]\n\t"                                                                                  \
+    "ldd r25, Z+%[ref]+1\n\t"                                                                                \
+    "movw r26, r24\n\t"                                                                                      \
+    "ldd r18, Z+%[ref_shift]\n\t"                                                                            \
+    "cpi r18, %[own]\n\t"                                                                                    \
+    "brne 66f\n\t"                                                                                           \
+    "lsr r27\n\t" "ror r26\n"                                                                                \
+    "66:\n\t"                                                                                                \
+    "lsr r27\n\t" "ror r26\n\t" "lsr r27\n\t" "ror r26\n\t" "lsr r27\n\t" "ror r26\n\t"                    \
+    "sub r24, r26\n\t"                                                                                       \
+    "sbc r25, r27\n\t"                                                                                       \
+    "sbiw r24, 1\n\t"                                                                                        \
+    "adc r24, __zero_reg__\n\t"                                                                              \
+    "adc r25, __zero_reg__\n\t"                                                                              \
+    /* up to the crests since the last tick (r26:r27) if they reach the threshold (r18:r19) */               \
+    "ldd r26, Z+%[tick_max]\n\t"                                                                             \
+    "ldd r27, Z+%[tick_max]+1\n\t"                                                                           \
+    "ldd r18, Z+%[thr]\n\t"                                                                                  \
+    "ldd r19, Z+%[thr]+1\n\t"                                                                                \
+    "cp r24, r26\n\t"                                                                                        \
+    "cpc r25, r27\n\t"                                                                                       \
+    "brsh 75f\n\t"                                                                                           \
+    "cp r26, r18\n\t"                                                                                        \
+    "cpc r27, r19\n\t"                                                                                       \
+    "brlo 75f\n\t"                                                                                           \
+    "movw r24, r26\n"                                                                                         \
+    "75:\n\t"                                                                                                \
+    "std Z+%[ref], r24\n\t"                                                                                  \
+    "std Z+%[ref]+1, r25\n\t"                                                                                \
+    "std Z+%[last_tick_max], r26\n\t"                                                                        \
+    "std Z+%[last_tick_max]+1, r27\n\t"                                                                      \
+    "std Z+%[tick_max], __zero_reg__\n\t"                                                                    \
+    "std Z+%[tick_max]+1, __zero_reg__\n\t"                                                                  \
+    /* lvl_a = ref + (ref >> 2, at least the threshold) + 2 gates */                                         \
+    "movw r26, r24\n\t"                                                                                      \
+    "lsr r27\n\t" "ror r26\n\t" "lsr r27\n\t" "ror r26\n\t"                                                  \
+    "cp r26, r18\n\t"                                                                                        \
+    "cpc r27, r19\n\t"                                                                                       \
+    "brsh 76f\n\t"                                                                                           \
+    "movw r26, r18\n"                                                                                         \
+    "76:\n\t"                                                                                                \
+    "add r24, r26\n\t"                                                                                       \
+    "adc r25, r27\n\t"                                                                                       \
+    "ldd r18, Z+%[nf]\n\t"                                                                                   \
+    "ldi r19, 0\n\t"                                                                                         \
+    "subi r18, lo8(-(%[margin]))\n\t"                                                                        \
+    "sbci r19, hi8(-(%[margin]))\n\t"                                                                        \
+    "lsl r18\n\t"                                                                                            \
+    "rol r19\n\t"                                                                                            \
+    "add r24, r18\n\t"                                                                                       \
+    "adc r25, r19\n\t"                                                                                       \
+    "std Z+%[lvl_a], r24\n\t"                                                                                \
+    "std Z+%[lvl_a]+1, r25\n"                                                                                 \
+    "67:\n\t"                                                                                                \
+    "ldi r24, 4\n\t"                                                                                         \
+    "std Z+%[tick], r24\n\t"
+#define ASM_TICK_OPERANDS                                                                                    \
+    [thr] "n"(offsetof(detect_pad_state_t, thr)),                                                            \
+        [last_tick_max] "n"(offsetof(detect_pad_state_t, last_tick_max))
+
 /* A moving pad's sample (detect_sample_quick's C, past its first line; Z
  * = s, r18 = its state, not at rest; raw and t_lo in r22:r23, r20:r21):
  * every RING_TICK samples a tick, then the low-passed deviation; ticked =
  * 1 for a tick's sample, +4 for a push; then the state's path. tick_call:
- * detect_tick(s), with Z, raw and t_lo back in their registers after it.
+ * detect_tick(s) (ASM_TICK), with Z, raw, t_lo and T as they were after it.
  * RING and PENDING go on inline,
  * detect_lp and detect_sample_ringing in one: the sample goes into the
  * history first (neither reads the entry it takes, and the sample four
@@ -530,7 +617,8 @@
     scan
 #define ASM_QUICK_OPERANDS                                                                                   \
     [tick] "n"(offsetof(detect_pad_state_t, tick)), [ticked] "n"(offsetof(detect_pad_state_t, ticked)),      \
-        [scan_state] "M"(DETECT_SCAN), [slew_mag] "M"(DETECT_ASM_SLEW_MAG), ASM_LP_OPERANDS, ASM_RINGING_OPERANDS
+        [scan_state] "M"(DETECT_SCAN), [slew_mag] "M"(DETECT_ASM_SLEW_MAG), ASM_LP_OPERANDS, ASM_RINGING_OPERANDS, \
+        ASM_TICK_OPERANDS /* (30 operands: an asm's most) */
 
 /* detect_sample_ringing's body (RING, PENDING), past its first
  * instruction (Z = s), in three parts: into the history; the tick's

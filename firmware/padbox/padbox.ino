@@ -1093,21 +1093,20 @@ static __attribute__((naked, noinline)) void scan_loop(void) {
         "brne 26f\n\t"
         "rjmp 31f\n"
         "26:\n\t"
-        "rjmp 32f\n"
-        "20:\n\t" ::
+        "rjmp 32f\n\t" ::
         [p_tail] "i"(&mode_ram.pz.tail), [p_row] "i"(&mode_ram.pz.row), [p_step] "i"(&mode_ram.pz.step),
         [p_xor] "i"(&mode_ram.pz.step_xor), [p_t] "i"(&mode_ram.pz.t_us),
         [mask] "M"(FIFO_MASK), [fifo] "i"(&mode_ram.pz.fifo[0]), [st] "i"(&det.st[0]), [pads] "M"(PADBOX_PADS),
         [d_scan] "i"(&det.scan), [wait] "i"(fifo_wait), [state] "n"(offsetof(detect_pad_state_t, state)));
     /* (three statements: an asm takes 30 operands at most; nothing comes between them in a naked function) */
     asm volatile(
-        ASM_QUICK_MOVING("movw r24, r30\n\t"
-                         "call detect_tick\n\t" /* (s, raw and t_lo again from r16, the row and r14) */
-                         "movw r30, r16\n\t"
-                         "sbiw r28, 2\n\t"
-                         "ld r22, Y+\n\t"
-                         "ld r23, Y+\n\t"
-                         "movw r20, r14\n\t",
+        /* a moving pad's tick (out of the way of the branch over it; s, raw
+         * and t_lo stay in their registers) */
+        "58:\n\t"
+        ASM_TICK
+        "rjmp 57f\n"
+        "20:\n\t"
+        ASM_QUICK_MOVING("rjmp 58b\n" "57:\n\t",
                          "movw r20, r14\n\t"
                          "call detect_sample_scan_pushed\n\t"
                          "rjmp 27b\n",

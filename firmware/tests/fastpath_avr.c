@@ -1,8 +1,8 @@
 /*
  * fastpath_avr.c - the detection core's paths in assembly (padbox/detect.c:
- * detect_sample_fast, detect_sample_ringing, detect_sample_scan, detect_lp
- * and detect_sample_quick, whose moving pad's part is the scan loop's
- * inline text too) against their C versions, on the AVR itself: an image of its own, run in
+ * detect_sample_fast, detect_sample_ringing, detect_sample_scan, detect_lp,
+ * detect_sample_quick, whose moving pad's part is the scan loop's
+ * inline text too, and detect_tick, ditto) against their C versions, on the AVR itself: an image of its own, run in
  * simavr by tests/firmware/test_firmware_fastpath.py.
  *
  * Each round makes a random pad state (fields within the ranges the
@@ -11,7 +11,8 @@
  * byte of the state after. Prints "FASTPATH <rounds> <failures>" on the
  * UART (250000 baud) and, for the first failures, which function and byte;
  * before it "COVER <branch> <rounds> ...": how often the low-passed
- * deviation's branches came up (the C version's).
+ * deviation's branches came up (the C version's), and the tick's, and the
+ * fast path's faint shake.
  */
 #include <avr/io.h>
 #include <stddef.h>
@@ -24,10 +25,11 @@ uint8_t detect_sample_ringing_c(detect_pad_state_t *s, uint16_t raw, uint16_t t_
 uint8_t detect_sample_scan_c(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo);
 uint8_t detect_lp_c(detect_pad_state_t *s, uint16_t raw);
 uint8_t detect_sample_quick_c(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo);
+void detect_tick_c(detect_pad_state_t *s);
 
 /* The paths compared, one a round in turn. */
-enum { P_FAST, P_RINGING, P_SCAN, P_LP, P_QUICK, P_COUNT };
-static const char *const NAMES[P_COUNT] = {"fast", "ringing", "scan", "lp", "quick"};
+enum { P_FAST, P_RINGING, P_SCAN, P_LP, P_QUICK, P_TICK, P_COUNT };
+static const char *const NAMES[P_COUNT] = {"fast", "ringing", "scan", "lp", "quick", "tick"};
 
 #define ROUNDS 15000u
 
@@ -151,11 +153,13 @@ static detect_pad_state_t a, b, before;
 /* How often the low-passed deviation's rounds (lp, quick) took each of its
  * branches, judged on the C version's result: each must come up. */
 enum { C_PUSH, C_BIG, C_HIGH_REF, C_LOBE, C_NEG, C_CLAMP_UP, C_CLAMP_DOWN, C_DISC_NEG, C_DISC_0, C_DISC_POS, C_OWN, C_FAST, C_TICK,
-       C_LP_MIN, C_Q_UP, C_Q_DOWN, C_Q_SLEW_UP, C_Q_SLEW_DOWN, C_FAINT, C_FAINT_DEFERRED, C_COUNT };
+       C_LP_MIN, C_Q_UP, C_Q_DOWN, C_Q_SLEW_UP, C_Q_SLEW_DOWN, C_FAINT, C_FAINT_DEFERRED,
+       C_T_FIRST_LOBE, C_T_SATURATE, C_T_OWN, C_T_REF_0, C_T_CREST, C_T_CREST_UNDER_THR, C_T_THR_MORE, C_COUNT };
 static const char *const COVER[C_COUNT] = {"push", "mag_over_255", "ref_quarter_carries", "first_lobe", "negative", "slew_up", "slew_down",
                                            "disc_neg", "disc_0", "disc_pos", "own", "fast", "tick", "lp_min_disc_neg",
                                            "quick_up", "quick_down", "quick_slew_up", "quick_slew_down", "faint",
-                                           "faint_deferred"};
+                                           "faint_deferred", "tick_first_lobe", "tick_saturate", "tick_own",
+                                           "tick_ref_0", "tick_crest", "tick_crest_under_thr", "tick_thr_more"};
 static uint16_t cover[C_COUNT];
 
 /* lp as the C works it out (before: the state before the sample). */
@@ -206,6 +210,22 @@ static void count_cover(uint8_t which, uint8_t rb, uint16_t raw) {
     else cover[C_DISC_POS]++;
 }
 
+/* The tick's branches (before: the state before it; b: the C version's after). */
+static void count_tick_cover(void) {
+    if (before.state == DETECT_SCAN && !(before.c.flags & DETECT_C_LOBE)) {
+        cover[C_T_FIRST_LOBE]++;
+        return;
+    }
+    uint16_t ref = before.ref;
+    uint16_t down = before.ref_shift == 6u ? (uint16_t)(ref >> 4) : (uint16_t)(ref >> 3);
+    uint16_t decayed = (uint16_t)(ref - down - (ref ? 1u : 0u));
+    if (before.since_lobe > 251u) cover[C_T_SATURATE]++;
+    if (before.ref_shift == 6u) cover[C_T_OWN]++;
+    if (ref == 0u) cover[C_T_REF_0]++;
+    if (before.tick_max > decayed) cover[before.tick_max >= before.thr ? C_T_CREST : C_T_CREST_UNDER_THR]++;
+    if ((uint16_t)(b.ref >> 2) < before.thr) cover[C_T_THR_MORE]++;
+}
+
 int main(void) {
     UBRR0H = 0;
     UBRR0L = 3; /* 250000 baud at 16 MHz */
@@ -222,6 +242,7 @@ int main(void) {
         if (which >= P_COUNT) which = P_QUICK;
         random_state(&a, raw);
         if (which >= P_LP) moving_state(&a, raw);
+        if (which == P_TICK && ((round >> 3) & 7u) == 1u) a.ref = 0; /* (the ringing's level gone) */
         if (which == P_FAST && (round & 16u)) { /* a faint shake at rest: just over the gate, coasting long */
             uint16_t g = (uint16_t)(a.nf + 4u), over = (uint16_t)(rnd() % 40u);
             int16_t dv = (int16_t)(g + over);
@@ -241,9 +262,11 @@ int main(void) {
         case P_RINGING: ra = detect_sample_ringing(&a, raw, t); rb = detect_sample_ringing_c(&b, raw, t); break;
         case P_LP: ra = detect_lp(&a, raw); rb = detect_lp_c(&b, raw); break;
         case P_QUICK: ra = detect_sample_quick(&a, raw, t); rb = detect_sample_quick_c(&b, raw, t); break;
+        case P_TICK: detect_tick(&a); detect_tick_c(&b); ra = rb = 0; break;
         default: ra = detect_sample_scan(&a, raw, t); rb = detect_sample_scan_c(&b, raw, t); break;
         }
-        if (which >= P_LP && before.state != DETECT_REST) count_cover(which, rb, raw);
+        if ((which == P_LP || which == P_QUICK) && before.state != DETECT_REST) count_cover(which, rb, raw);
+        if (which == P_TICK) count_tick_cover();
         /* (a pad at rest coasting too long on a faint shake: done by the fast path, busy kept) */
         if ((which == P_FAST || which == P_QUICK) && before.state == DETECT_REST && !before.learn && rb &&
             before.base_q4 >= 0 && before.busy >= 4u && b.busy != 0u) {
