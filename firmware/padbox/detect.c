@@ -677,12 +677,7 @@ __attribute__((naked, noinline, used, externally_visible)) uint8_t detect_sample
         "asr r23\n\t" "ror r22\n\t" "asr r23\n\t" "ror r22\n\t"
         "add r18, r22\n\t"
         "adc r19, r23\n\t"
-        "asr r21\n\t" "ror r20\n\t" "asr r21\n\t" "ror r20\n\t"
-        "asr r21\n\t" "ror r20\n\t" "asr r21\n\t" "ror r20\n\t"
-        "add r18, r20\n\t"
-        "adc r19, r21\n\t"
-        "std Z+%[base], r18\n\t"
-        "std Z+%[base]+1, r19\n\t"
+        ASM_BASE_ADD_SLOPE
         "ret\n"
         /* just over the gate: past the threshold or coasting too long, the
          * slow path (0); else busy one on and the rest on along its slope */
@@ -767,12 +762,7 @@ __attribute__((naked, noinline, used, externally_visible)) uint8_t detect_sample
         "asr r25\n\t" "ror r24\n\t" "asr r25\n\t" "ror r24\n\t" "asr r25\n\t" "ror r24\n\t"
         "add r18, r24\n\t"
         "adc r19, r25\n\t"
-        "asr r21\n\t" "ror r20\n\t" "asr r21\n\t" "ror r20\n\t"
-        "asr r21\n\t" "ror r20\n\t" "asr r21\n\t" "ror r20\n\t"
-        "add r18, r20\n\t"
-        "adc r19, r21\n\t"
-        "std Z+%[base], r18\n\t"
-        "std Z+%[base]+1, r19\n\t"
+        ASM_BASE_ADD_SLOPE
         "ldi r24, 1\n\t"
         "ret\n\t" ::
         [base] "n"(offsetof(detect_pad_state_t, base_q4)), [learn] "n"(offsetof(detect_pad_state_t, learn)),

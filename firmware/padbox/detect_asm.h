@@ -114,17 +114,22 @@
     "sbci " hi ", 0xFF\n"                                                                                    \
     "1:\n\t"
 
-/* base_q4 += slope_q8 >> 4 (the rest on along its slope; base in
- * r18:r19), r20:r21 on the way. */
-#define ASM_REST_ON                                                                                          \
-    "ldd r20, Z+%[slope]\n\t"                                                                                \
-    "ldd r21, Z+%[slope]+1\n\t"                                                                              \
+/* base_q4 (r18:r19) += slope_q8 (r20:r21) >> 4, stored (the rest on
+ * along its slope). */
+#define ASM_BASE_ADD_SLOPE                                                                                   \
     "asr r21\n\t" "ror r20\n\t" "asr r21\n\t" "ror r20\n\t"                                                  \
     "asr r21\n\t" "ror r20\n\t" "asr r21\n\t" "ror r20\n\t"                                                  \
     "add r18, r20\n\t"                                                                                       \
     "adc r19, r21\n\t"                                                                                       \
     "std Z+%[base], r18\n\t"                                                                                 \
     "std Z+%[base]+1, r19\n\t"
+
+/* base_q4 += slope_q8 >> 4 (the rest on along its slope; base in
+ * r18:r19), r20:r21 on the way. */
+#define ASM_REST_ON                                                                                          \
+    "ldd r20, Z+%[slope]\n\t"                                                                                \
+    "ldd r21, Z+%[slope]+1\n\t"                                                                              \
+    ASM_BASE_ADD_SLOPE
 
 /* detect_lp's body (Z = s, r22:r23 = raw; r20:r23, Z and T kept): 4 (a
  * push) or 0 in r24 at its end (label 89). Its operands: ASM_LP_OPERANDS
