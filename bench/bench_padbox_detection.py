@@ -280,7 +280,10 @@ class Tally:
         # The referee (docs/games/taco.md): a player with no slap in the window is last;
         # of several such, one by seat order, which the bench does not know: not judged right.
         never = [c.pad for c in slaps if c.pad not in seen]
-        taker = never[0] if len(never) == 1 else None if never else ranked[-1] if ranked else None
+        if never:
+            taker = never[0] if len(never) == 1 else None
+        else:
+            taker = ranked[-1] if ranked else None
         for which, gap, truth, said in (("first", first_gap, slaps[0].pad, ranked[0] if ranked else None),
                                         ("last heard", last_gap, slaps[-1].pad, ranked[-1] if ranked else None),
                                         ("last", last_gap, slaps[-1].pad, taker)):

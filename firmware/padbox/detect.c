@@ -777,13 +777,9 @@ __attribute__((naked, noinline, used, externally_visible)) uint8_t detect_sample
  * call in them, and each of the few values a state needs, so few saved
  * registers) */
 
-#ifdef DETECT_FAST_ASM /* (on the AVR the assembly below is detect_sample_ringing) */
-__attribute__((used, externally_visible, noinline)) uint8_t detect_sample_ringing_c(detect_pad_state_t *s, uint16_t raw,
-                                                                                     uint16_t t_lo);
-uint8_t detect_sample_ringing_c(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
-#else
+/* (On the AVR the moving pad's inline path, ASM_QUICK_MOVING, does this
+ * itself: this is the host's, and that path's reference.) */
 OWN_FRAME uint8_t detect_sample_ringing(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
-#endif
     uint8_t ticked = s->ticked;
     int16_t base = s->base_q4;
     int16_t e = deviation(raw, base);
@@ -800,24 +796,6 @@ OWN_FRAME uint8_t detect_sample_ringing(detect_pad_state_t *s, uint16_t raw, uin
     if (a > s->tick_max) s->tick_max = a;
     return 1;
 }
-#ifdef DETECT_FAST_ASM
-/* detect_sample_ringing in assembly, the C version step for step (~85
- * cycles where avr-gcc's takes ~130). */
-__attribute__((naked, noinline, used, externally_visible)) uint8_t detect_sample_ringing(detect_pad_state_t *s,
-                                                                                          uint16_t raw, uint16_t t_lo) {
-    (void)s;
-    (void)raw;
-    (void)t_lo;
-    asm volatile(
-        "movw r30, r24\n\t"
-        ".global detect_sample_ringing_z\n"
-        "detect_sample_ringing_z:\n\t"
-        ASM_RINGING_HEAD
-        ASM_RINGING_TICKED
-        ASM_RINGING_TAIL("ldi r24, 1\n\tret\n", "clr r24\n\tret\n\t") ::
-        ASM_RINGING_OPERANDS, [ticked] "n"(offsetof(detect_pad_state_t, ticked)));
-}
-#endif
 
 #ifdef DETECT_FAST_ASM /* (on the AVR the assembly below is detect_sample_scan) */
 __attribute__((used, externally_visible, noinline)) uint8_t detect_sample_scan_c(detect_pad_state_t *s, uint16_t raw,
@@ -1096,21 +1074,18 @@ void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, 
 /* (LP_SLEW, LP_MARGIN, LP_FAST_SAMPLES: detect.h, the assembly's too) */
 #define LP_FAST_SHIFT 3
 #define LP_SLOW_SHIFT 5
-/* On the AVR detect_lp and detect_sample_quick are in assembly (below the
- * C: their moving pad's part, the scan loop's inline text too); these C
- * versions are the host's, and the assembly's reference in the fastpath
- * test. */
+/* On the AVR detect_sample_quick is in assembly (below the C), its moving
+ * pad's part, the low-passed deviation included, the scan loop's inline
+ * text too; detect_lp and this C detect_sample_quick are the host's, and
+ * the assembly's reference in the fastpath test. */
 #ifdef DETECT_FAST_ASM
-#define LP_C detect_lp_c
 #define QUICK_C detect_sample_quick_c
-__attribute__((used, externally_visible, noinline)) uint8_t detect_lp_c(detect_pad_state_t *s, uint16_t raw);
 __attribute__((used, externally_visible, noinline)) uint8_t detect_sample_quick_c(detect_pad_state_t *s, uint16_t raw,
                                                                                    uint16_t t_lo);
 #else
-#define LP_C detect_lp
 #define QUICK_C detect_sample_quick
 #endif
-uint8_t LP_C(detect_pad_state_t *s, uint16_t raw) {
+uint8_t detect_lp(detect_pad_state_t *s, uint16_t raw) {
     /* the four-sums on by a sample: the newest four (this one and three before it) */
     uint16_t s4 = (uint16_t)(s->s4[0] + raw - s->hist_r[(s->hist_at - 4u) & (DETECT_HIST - 1u)]);
     uint16_t lp_raw = (uint16_t)(s4 + s->s4[0] + s->s4[1]); /* weights 1 2 3 3 2 1 */
@@ -1197,26 +1172,14 @@ uint8_t QUICK_C(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
         detect_tick(s); /* every RING_TICK samples */
         ticked = 1u;
     }
-    s->ticked = (uint8_t)(ticked | LP_C(s, raw));
+    s->ticked = (uint8_t)(ticked | detect_lp(s, raw));
     return s->state == DETECT_SCAN ? detect_sample_scan(s, raw, t_lo) : detect_sample_ringing(s, raw, t_lo);
 }
 
 #ifdef DETECT_FAST_ASM
 #if LP_FAST_SHIFT != 3 || LP_SLOW_SHIFT != 5 || REF_SHIFT_OWN != DETECT_ASM_REF_SHIFT_OWN
-#error "detect_asm.h: ASM_LP's shifts are LP_FAST_SHIFT's and LP_SLOW_SHIFT's, DETECT_ASM_REF_SHIFT_OWN is REF_SHIFT_OWN"
+#error "detect_asm.h: ASM_QUICK_MOVING's shifts are LP_FAST_SHIFT's and LP_SLOW_SHIFT's, DETECT_ASM_REF_SHIFT_OWN is REF_SHIFT_OWN"
 #endif
-/* detect_lp in assembly, the C version step for step (ASM_LP). */
-__attribute__((naked, noinline, used, externally_visible)) uint8_t detect_lp(detect_pad_state_t *s, uint16_t raw) {
-    (void)s;
-    (void)raw;
-    asm volatile(
-        "movw r30, r24\n\t"
-        ASM_LP
-        "ret\n\t" ::
-        ASM_LP_OPERANDS, ASM_PUSH_OPERANDS, [base] "n"(offsetof(detect_pad_state_t, base_q4)),
-        [state] "n"(offsetof(detect_pad_state_t, state)), [slope] "n"(offsetof(detect_pad_state_t, slope_q8)));
-}
-
 #if RING_TICK != 4u
 #error "detect_asm.h: ASM_TICK counts RING_TICK as 4"
 #endif

@@ -292,7 +292,8 @@ void detect_reset_state(detect_t *d);
 uint8_t detect_sample_fast(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo);
 
 /** The same for a ringing pad (RING, PENDING): into the history, and a
- * sample that shows nothing new in a few 16-bit operations. */
+ * sample that shows nothing new in a few 16-bit operations. (The host's;
+ * on the AVR detect_sample_quick's assembly does it, with detect_lp.) */
 uint8_t detect_sample_ringing(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo);
 
 /** The same for a pad in a contact's scan (SCAN). */

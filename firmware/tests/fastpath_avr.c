@@ -1,9 +1,10 @@
 /*
  * fastpath_avr.c - the detection core's paths in assembly (padbox/detect.c:
- * detect_sample_fast, detect_sample_ringing, detect_sample_scan, detect_lp,
- * detect_sample_quick, whose moving pad's part is the scan loop's
- * inline text too, and detect_tick, ditto) against their C versions, on the AVR itself: an image of its own, run in
- * simavr by tests/firmware/test_firmware_fastpath.py.
+ * detect_sample_fast, detect_sample_scan, detect_sample_quick, whose moving
+ * pad's part, the low-passed deviation and the ringing pad's path, is the
+ * scan loop's inline text too, and detect_tick, ditto) against their C
+ * versions, on the AVR itself: an image of its own, run in simavr by
+ * tests/firmware/test_firmware_fastpath.py.
  *
  * Each round makes a random pad state (fields within the ranges the
  * detector keeps them in, and past them), feeds one random sample to both
@@ -21,15 +22,13 @@
 #include "../padbox/detect.h"
 
 uint8_t detect_sample_fast_c(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo);
-uint8_t detect_sample_ringing_c(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo);
 uint8_t detect_sample_scan_c(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo);
-uint8_t detect_lp_c(detect_pad_state_t *s, uint16_t raw);
 uint8_t detect_sample_quick_c(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo);
 void detect_tick_c(detect_pad_state_t *s);
 
 /* The paths compared, one a round in turn. */
-enum { P_FAST, P_RINGING, P_SCAN, P_LP, P_QUICK, P_TICK, P_COUNT };
-static const char *const NAMES[P_COUNT] = {"fast", "ringing", "scan", "lp", "quick", "tick"};
+enum { P_FAST, P_SCAN, P_QUICK, P_TICK, P_COUNT };
+static const char *const NAMES[P_COUNT] = {"fast", "scan", "quick", "tick"};
 
 #define ROUNDS 15000u
 
@@ -150,13 +149,12 @@ static void moving_state(detect_pad_state_t *s, uint16_t raw) {
 
 static detect_pad_state_t a, b, before;
 
-/* How often the low-passed deviation's rounds (lp, quick) took each of its
- * branches, judged on the C version's result: each must come up. */
-enum { C_PUSH, C_BIG, C_HIGH_REF, C_LOBE, C_NEG, C_CLAMP_UP, C_CLAMP_DOWN, C_DISC_NEG, C_DISC_0, C_DISC_POS, C_OWN, C_FAST, C_TICK,
+/* How often quick's rounds took each branch of the low-passed deviation,
+ * judged on the C version's result: each must come up. */
+enum { C_PUSH, C_BIG, C_HIGH_REF, C_LOBE, C_DISC_NEG, C_DISC_0, C_DISC_POS, C_OWN, C_FAST, C_TICK,
        C_LP_MIN, C_Q_UP, C_Q_DOWN, C_Q_SLEW_UP, C_Q_SLEW_DOWN, C_FAINT, C_FAINT_DEFERRED,
        C_T_FIRST_LOBE, C_T_SATURATE, C_T_OWN, C_T_REF_0, C_T_CREST, C_T_CREST_UNDER_THR, C_T_THR_MORE, C_COUNT };
-static const char *const COVER[C_COUNT] = {"push", "mag_over_255", "ref_quarter_carries", "first_lobe", "negative", "slew_up", "slew_down",
-                                           "disc_neg", "disc_0", "disc_pos", "own", "fast", "tick", "lp_min_disc_neg",
+static const char *const COVER[C_COUNT] = {"push", "mag_over_255", "ref_quarter_carries", "first_lobe", "disc_neg", "disc_0", "disc_pos", "own", "fast", "tick", "lp_min_disc_neg",
                                            "quick_up", "quick_down", "quick_slew_up", "quick_slew_down", "faint",
                                            "faint_deferred", "tick_first_lobe", "tick_saturate", "tick_own",
                                            "tick_ref_0", "tick_crest", "tick_crest_under_thr", "tick_thr_more"};
@@ -170,8 +168,8 @@ static int16_t lp_before(uint16_t raw) {
     return (int16_t)(lp_raw - (uint16_t)(bq - (bq >> 2) - ((bq & 3) == 3)));
 }
 
-static void count_cover(uint8_t which, uint8_t rb, uint16_t raw) {
-    uint8_t push = which == P_LP ? rb == 4u : (b.ticked & 4u) != 0;
+static void count_cover(uint16_t raw) {
+    uint8_t push = (b.ticked & 4u) != 0;
     if (before.state == DETECT_SCAN && !(before.c.flags & DETECT_C_LOBE)) {
         cover[C_LOBE]++;
         return;
@@ -180,7 +178,7 @@ static void count_cover(uint8_t which, uint8_t rb, uint16_t raw) {
     if (lp_before(raw) == -32768 && before.disc < 0) cover[C_LP_MIN]++;
     /* (quick's moving paths: the rest's step each way, short of LP_SLEW and at it; a scan's rest
      * goes on along the slope after, so only RING's and PENDING's, whose slope is then 0) */
-    if (which == P_QUICK && before.state != DETECT_SCAN) {
+    if (before.state != DETECT_SCAN) {
         if (moved > 0 && moved < 16 * LP_SLEW) cover[C_Q_UP]++;
         if (moved < 0 && moved > -16 * LP_SLEW) cover[C_Q_DOWN]++;
         if (moved == 16 * LP_SLEW) cover[C_Q_SLEW_UP]++;
@@ -199,12 +197,7 @@ static void count_cover(uint8_t which, uint8_t rb, uint16_t raw) {
         if (before.since_lobe < LP_FAST_SAMPLES) cover[C_FAST]++;
         if (ref > 0xFFFFu - (ref >> 2)) cover[C_HIGH_REF]++; /* (the level plus a quarter past 16 bits) */
     }
-    if (which == P_QUICK && (b.ticked & 1u)) cover[C_TICK]++;
-    if (which == P_LP) { /* (quick's state paths move the rest too) */
-        if (moved < 0) cover[C_NEG]++;
-        if (moved == 16 * LP_SLEW) cover[C_CLAMP_UP]++;
-        if (moved == -16 * LP_SLEW) cover[C_CLAMP_DOWN]++;
-    }
+    if (b.ticked & 1u) cover[C_TICK]++;
     if (before.disc < 0) cover[C_DISC_NEG]++;
     else if (before.disc == 0) cover[C_DISC_0]++;
     else cover[C_DISC_POS]++;
@@ -241,7 +234,7 @@ int main(void) {
         uint8_t which = (uint8_t)(round % (P_COUNT + 2u)); /* (quick three times as often: the scan loop's text) */
         if (which >= P_COUNT) which = P_QUICK;
         random_state(&a, raw);
-        if (which >= P_LP) moving_state(&a, raw);
+        if (which >= P_QUICK) moving_state(&a, raw);
         if (which == P_TICK && ((round >> 3) & 7u) == 1u) a.ref = 0; /* (the ringing's level gone) */
         if (which == P_FAST && (round & 16u)) { /* a faint shake at rest: just over the gate, coasting long */
             uint16_t g = (uint16_t)(a.nf + 4u), over = (uint16_t)(rnd() % 40u);
@@ -259,13 +252,11 @@ int main(void) {
         uint8_t ra, rb;
         switch (which) {
         case P_FAST: ra = detect_sample_fast(&a, raw, t); rb = detect_sample_fast_c(&b, raw, t); break;
-        case P_RINGING: ra = detect_sample_ringing(&a, raw, t); rb = detect_sample_ringing_c(&b, raw, t); break;
-        case P_LP: ra = detect_lp(&a, raw); rb = detect_lp_c(&b, raw); break;
         case P_QUICK: ra = detect_sample_quick(&a, raw, t); rb = detect_sample_quick_c(&b, raw, t); break;
         case P_TICK: detect_tick(&a); detect_tick_c(&b); ra = rb = 0; break;
         default: ra = detect_sample_scan(&a, raw, t); rb = detect_sample_scan_c(&b, raw, t); break;
         }
-        if ((which == P_LP || which == P_QUICK) && before.state != DETECT_REST) count_cover(which, rb, raw);
+        if (which == P_QUICK && before.state != DETECT_REST) count_cover(raw);
         if (which == P_TICK) count_tick_cover();
         /* (a pad at rest coasting too long on a faint shake: done by the fast path, busy kept) */
         if ((which == P_FAST || which == P_QUICK) && before.state == DETECT_REST && !before.learn && rb &&

@@ -1,10 +1,10 @@
 """The detection core's paths in assembly against their C versions, on the AVR;
 and the sampling interrupt's registers, used by nothing else.
 
-On the AVR, detect_sample_fast, detect_sample_ringing and detect_sample_scan
-(the paths of every quiet, ringing and scanned sample), detect_lp (a moving
-pad's low-passed deviation) and detect_sample_quick (whose moving pad's part,
-the tick and detect_lp, the assembly scan loop runs inline: the same text,
+On the AVR, detect_sample_fast and detect_sample_scan (the paths of every
+quiet and scanned sample), detect_tick and detect_sample_quick (whose moving
+pad's part, the tick, the low-passed deviation and the ringing pad's path,
+the assembly scan loop runs inline: the same text,
 firmware/padbox/detect_asm.h) are written in assembly; the host, the bench's
 --host runs and the assembly's own rare cases use the C versions. A test
 image of its own (firmware/tests/fastpath_avr.c) runs both on the same random
@@ -25,12 +25,12 @@ pytestmark = pytest.mark.firmware
 
 
 def test_assembly_fast_paths_match_their_c_versions(firmware, tmp_path: Path) -> None:  # noqa: F811
-    """15,000 random states and samples (3/7 of them detect_sample_quick, whose moving
-    pad's path is the scan loop's inline text, a seventh each other path): no
+    """15,000 random states and samples (half of them detect_sample_quick, whose moving
+    pad's path is the scan loop's inline text, a sixth each other path): no
     difference in any byte, and every branch of the low-passed deviation taken (a
     push; |lp| past 255; a level whose quarter carries past 16 bits; a contact's
-    first half-wave; the rest down, and by LP_SLEW either way, in detect_lp and in
-    quick's ringing path, and short of it there; each disc; lp = -32768 with a
+    first half-wave; the rest by LP_SLEW either way in quick's ringing path, and
+    short of it; each disc; lp = -32768 with a
     negative disc; the pad's own ringing; the fast decay; a tick), and a pad at
     rest's faint shake in the fast path (the rest after its mean, a start put off
     or not), a few times at least."""
@@ -46,7 +46,7 @@ def test_assembly_fast_paths_match_their_c_versions(firmware, tmp_path: Path) ->
     assert cover, out
     words = cover.group(1).split()
     counts = dict(zip(words[::2], map(int, words[1::2])))
-    assert len(counts) == 27 and min(counts.values()) >= 5, counts
+    assert len(counts) == 24 and min(counts.values()) >= 5, counts
 
 
 def test_sampler_registers_are_the_handlers_alone(firmware, tmp_path_factory: pytest.TempPathFactory) -> None:  # noqa: F811

@@ -39,10 +39,6 @@ NOT_YET = {
                                       "image, whose sampling slows in the burst (at an exact 148 us, on the host, not)",
     ("eight_within_1ms", "found"): "some slaps are lost: 2 of 24 on the host at 148 us a scan, 3 on the image, whose "
                                    "sampling slows to 290-390 us a scan while eight pads start at once",
-    ("reversed_disc", "found"): "pad 7's soft slap, its rise held back by pad 6's shake the other way, is dated "
-                                "315 us late on the image: the shake's pull ends in a knee that reads as a hand "
-                                "landing on a shake (fed the image's own samples, the host dates it the same; at "
-                                "other sample phases it comes out right)",
 }
 ORDER_GAP_US = 500
 #: A hit is a contact's if it is on its pad within this (bench_padbox_detection's MATCH_US).

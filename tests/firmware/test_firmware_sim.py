@@ -87,6 +87,19 @@ def test_firmware_detects_each_scenario(firmware, name: str, tmp_path: Path) -> 
     assert run.scan_us_p99 <= BUSY_SCAN_BUDGET_US, f"{name}: p99 scan {run.scan_us_p99:.1f} us"
 
 
+def _image_hits_are_the_hosts(build, path: Path, tmp_path: Path):
+    """Run ``path`` through ``build`` in simavr, logging each conversion's time; assert
+    it gave hits and that the core on the host, fed those samples at those times,
+    finds the same ones at the same onsets. The run, for more checks."""
+    log = tmp_path / "adc.log"
+    run = simtools.run(build, path, tmp_path, adclog=log)
+    image = [(h.pad, h.t, h.kind, h.peak) for h in decode(run.uart) if isinstance(h, p.Hit)]
+    assert image, "the scenario gave no hit"
+    host = simtools.host_replay(path, log, tmp_path)
+    assert [h[:3] for h in image] == [h[:3] for h in host]
+    return run
+
+
 @pytest.mark.parametrize("name", ["two_players", "eight_players"])
 def test_sample_times_are_the_conversions(firmware, name: str, tmp_path: Path) -> None:
     """The image counts its samples' times from the sampler's periods (no time
@@ -94,13 +107,7 @@ def test_sample_times_are_the_conversions(firmware, name: str, tmp_path: Path) -
     detection core on the host, fed the same samples at the times the
     simulator logged each conversion, finds the very same hits at the same
     onsets to the microsecond."""
-    path = simtools.SCENARIOS / f"{name}.scn"
-    log = tmp_path / "adc.log"
-    run = simtools.run(firmware, path, tmp_path, adclog=log)
-    image = [(h.pad, h.t, h.kind, h.peak) for h in decode(run.uart) if isinstance(h, p.Hit)]
-    assert image, "the scenario gave no hit"
-    host = simtools.host_replay(path, log, tmp_path)
-    assert [h[:3] for h in image] == [h[:3] for h in host]
+    _image_hits_are_the_hosts(firmware, simtools.SCENARIOS / f"{name}.scn", tmp_path)
 
 
 #: Images built another way whose sample times must be as exact: the sampler
@@ -114,16 +121,11 @@ VARIANTS = {"paced": ["OPT=-O2 -DFIFO_SLOW=4u"], "stacking_handler": ["SAMPLER_R
 def test_sample_times_of_other_builds(firmware, variant: str, tmp_path: Path) -> None:
     """As above, on eight_players, for the builds of VARIANTS."""
     elf = simtools.build_variant(tmp_path / "build", VARIANTS[variant])
-    path = simtools.SCENARIOS / "eight_players.scn"
-    log = tmp_path / "adc.log"
-    run = simtools.run(simtools.Build(elf, elf, firmware.harness, ""), path, tmp_path, adclog=log)
-    image = [(h.pad, h.t, h.kind, h.peak) for h in decode(run.uart) if isinstance(h, p.Hit)]
-    assert image, "the scenario gave no hit"
+    run = _image_hits_are_the_hosts(simtools.Build(elf, elf, firmware.harness, ""),
+                                    simtools.SCENARIOS / "eight_players.scn", tmp_path)
     assert run.report["sampler_restarts"] == 0
     if variant == "paced":  # (periods of more than one length)
         assert run.report["scan_cycles_max"] > run.report["scan_cycles_min"] + 16 * 8
-    host = simtools.host_replay(path, log, tmp_path)
-    assert [h[:3] for h in image] == [h[:3] for h in host]
 
 
 def test_scan_of_8_pads_fits_200_us_and_hello_reports_it(firmware, tmp_path: Path) -> None:
