@@ -138,6 +138,17 @@
         [own] "M"(DETECT_ASM_REF_SHIFT_OWN), [lpm] "n"(12u * LP_MARGIN),                                     \
         [since] "n"(offsetof(detect_pad_state_t, since_lobe)), [fast] "M"(LP_FAST_SAMPLES), [slew] "M"(LP_SLEW)
 
+/* 16 x the rest's step for |lp| in r24 (under DETECT_ASM_SLEW_MAG: a
+ * twelfth, (m x 21 + 128) >> 8) into r0, r1 zero again; r20 on the way. */
+#define ASM_STEP_X16                                                                                         \
+    "ldi r20, 21\n\t"                                                                                        \
+    "mul r24, r20\n\t"                                                                                       \
+    "sbrc r0, 7\n\t"                                                                                         \
+    "inc r1\n\t"                                                                                             \
+    "mov r0, r1\n\t"                                                                                         \
+    "clr r1\n\t"                                                                                             \
+    "swap r0\n\t"
+
 /* The least |lp| whose step is LP_SLEW ((m x 21 + 128) >> 8 >= LP_SLEW
  * from it on): from there the rest moves by 16 x LP_SLEW, no multiply. */
 #define DETECT_ASM_SLEW_MAG ((LP_SLEW * 256u - 128u + 20u) / 21u)
@@ -296,13 +307,7 @@
     "rjmp 65f\n"                                                                                             \
     extra                                                                                                    \
     "1:\n\t"                                                                                                 \
-    "ldi r20, 21\n\t"                                                                                        \
-    "mul r24, r20\n\t"                                                                                       \
-    "sbrc r0, 7\n\t"                                                                                         \
-    "inc r1\n\t"                                                                                             \
-    "mov r0, r1\n\t"                                                                                         \
-    "clr r1\n\t"                                                                                             \
-    "swap r0\n\t"                                                                                            \
+    ASM_STEP_X16                                                                                             \
     "add r18, r0\n\t"                                                                                        \
     "adc r19, r1\n\t"                                                                                        \
     "rjmp 65f\n"                                                                                             \
@@ -317,13 +322,7 @@
     "sbci r19, hi8(16 * %[slew])\n\t"                                                                        \
     "rjmp 65f\n"                                                                                             \
     "1:\n\t"                                                                                                 \
-    "ldi r20, 21\n\t"                                                                                        \
-    "mul r24, r20\n\t"                                                                                       \
-    "sbrc r0, 7\n\t"                                                                                         \
-    "inc r1\n\t"                                                                                             \
-    "mov r0, r1\n\t"                                                                                         \
-    "clr r1\n\t"                                                                                             \
-    "swap r0\n\t"                                                                                            \
+    ASM_STEP_X16                                                                                             \
     "sub r18, r0\n\t"                                                                                        \
     "sbc r19, r1\n"                                                                                          \
     "65:\n\t"                                                                                                \
