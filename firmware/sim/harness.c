@@ -34,7 +34,9 @@
  *
  * Debugging aids (environment): HARNESS_PROFILE=file writes how many
  * cycles ran at each flash address (an interrupt's entry counts at the
- * instruction it interrupted); HARNESS_DUMP=1 prints the UART
+ * instruction it interrupted), only from HARNESS_PROFILE_FROM to _TO (us)
+ * if given, and with HARNESS_PROFILE_PACED=1 only while the sampler is
+ * slowed down (where the loop falls behind); HARNESS_DUMP=1 prints the UART
  * and Timer1 registers at the end.
  *
  * --pty: the board's UART becomes a pseudo-terminal. The harness prints
@@ -377,6 +379,8 @@ int main(int argc, char **argv) {
     /* HARNESS_PROFILE_FROM / _TO (us): profile only that stretch of the run. */
     double profile_from = getenv("HARNESS_PROFILE_FROM") ? atof(getenv("HARNESS_PROFILE_FROM")) : -1e18;
     double profile_to = getenv("HARNESS_PROFILE_TO") ? atof(getenv("HARNESS_PROFILE_TO")) : 1e18;
+    /* HARNESS_PROFILE_PACED=1: profile only while the sampler is slowed down (OCR2A past a quiet scan's). */
+    int profile_paced = getenv("HARNESS_PROFILE_PACED") != NULL;
     if (getenv("HARNESS_LOSTLOG")) lostlog = fopen(getenv("HARNESS_LOSTLOG"), "w");
     if (getenv("HARNESS_ADCLOG")) adclog = fopen(getenv("HARNESS_ADCLOG"), "w");
     if (getenv("HARNESS_SCANPROF")) scanprof = fopen(getenv("HARNESS_SCANPROF"), "w");
@@ -408,7 +412,8 @@ int main(int argc, char **argv) {
             fprintf(lostlog, "%.1f %u\n", now_us(), lost_seen);
         }
         int state = avr_run(avr);
-        if (profile && clock_started && now_us() >= profile_from && now_us() < profile_to)
+        if (profile && clock_started && now_us() >= profile_from && now_us() < profile_to
+            && (!profile_paced || avr->data[0xB3] > 36))
             profile[prof_pc] += (uint32_t)(avr->cycle - prof_cycle);
         if (state == cpu_Done || state == cpu_Crashed) {
             fprintf(stderr, "the firmware stopped (state %d) at cycle %llu\n", state,
