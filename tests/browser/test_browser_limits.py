@@ -90,11 +90,22 @@ def test_forget_all_other_phones_from_the_table_page(server: LiveServer, chromiu
         host.on("dialog", lambda dialog: dialog.accept())
         host.click("#forget-phones")
         expect()(host.locator(".toast").last).to_contain_text("Forgot 1 other phone")
-        # The guest's page still shows the controls until its next change is refused.
-        guest.fill("#new-name", "Eve")
-        guest.click("#add-player button[type=submit]")
-        expect()(guest.locator("#pin-cta")).to_be_visible()
+        # The guest's page learns that its trust ended either when its next change is refused, or
+        # first from its own session check (app.js asks /api/session whenever its live stream opens,
+        # and the stream it opened after the PIN may open only now); then it already hides the
+        # add-player form. Which comes first is a race, so the next change goes through the page's
+        # own client (what the form's submit and the game UIs call), which sends it either way.
+        with guest.expect_response(lambda r: r.url.endswith("/api/command")) as answer:
+            guest.evaluate("() => { Tabletop.api.command('add_player', {name: 'Eve'}).catch(() => {}); }")
+        assert answer.value.status == 403
+        assert answer.value.json()["error"] == "this needs the table PIN: open /pin, or POST it to /api/pin"
         assert server.service.snapshot()[1]["players"] == []
+        # Either way the page asks for the PIN in place (pin-prompt.js) and shows the call to
+        # action instead of the controls.
+        expect()(guest.locator("#pin-again")).to_contain_text("needs the table PIN again")
+        expect()(guest.locator("#pin-cta")).to_be_visible()
+        expect()(guest.locator("#add-player")).to_be_hidden()
+        expect()(guest.locator("#trust")).to_be_hidden()
         # The host stays trusted.
         host.fill("#new-name", "Ann")
         host.click("#add-player button[type=submit]")
