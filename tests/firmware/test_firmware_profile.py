@@ -1,0 +1,51 @@
+"""firmware/sim/profile.py: the harness's per-address cycles summed by function of the image."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections import Counter
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from helpers.firmware import ROOT, firmware  # noqa: F401
+from helpers.firmware import simtools
+
+SCENARIOS = ROOT / "firmware" / "sim" / "scenarios"
+
+
+def _load_profile() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("padbox_profile", ROOT / "firmware" / "sim" / "profile.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+profile = _load_profile()
+
+
+def test_each_address_counts_for_the_symbol_at_or_before_it() -> None:
+    starts, names = [0x100, 0x180, 0x400], ["loop", "isr", "detect"]
+    cycles = Counter({0x0FE: 7, 0x100: 3, 0x17E: 2, 0x180: 5, 0x3FE: 1, 0x400: 11, 0x900: 4})
+    assert profile.by_function(cycles, starts, names) == Counter({"?": 7, "loop": 5, "isr": 6, "detect": 15})
+
+
+def test_a_run_of_the_image_is_summed_by_its_functions(firmware: simtools.Build,  # noqa: F811
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    assert profile.main(["--all", "--harness", str(firmware.harness), str(firmware.elf),
+                         str(SCENARIOS / "two_players.scn")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("cycles: ") and "(the whole runs)" in lines[0]
+    whole = int(lines[0].split()[1])
+    rows = {line.split(None, 3)[3]: int(line.split()[2]) for line in lines[1:]}
+    # The scan loop and the sampling interrupt are where a quiet table's cycles go.
+    assert any(name.startswith("scan_loop") for name in rows)
+    assert "__vector_7" in rows  # TIMER2_COMPA: the sampler
+    assert sum(rows.values()) <= whole and sum(rows.values()) > whole * 0.95
+
+
+def test_a_missing_harness_says_how_to_build_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert profile.main(["--harness", str(tmp_path / "harness"), "padbox.elf", "x.scn"]) == 2
+    assert "make -C firmware harness" in capsys.readouterr().err
