@@ -156,14 +156,16 @@ static uint16_t max_scan_us(const detect_t *d) {
     return m;
 }
 
+/* (d->max_scan_us: max_scan_us(d) as detect_settings_changed() found it) */
 static uint32_t decide_time(const detect_t *d, const detect_pad_state_t *s) {
-    return s->c.onset_us + max_scan_us(d) + DETECT_DECIDE_MARGIN_US;
+    return s->c.onset_us + d->max_scan_us + DETECT_DECIDE_MARGIN_US;
 }
 
 static uint16_t rest_threshold(const detect_t *d, const detect_pad_state_t *s, uint8_t pad);
 
 void detect_settings_changed(detect_t *d) {
     for (uint8_t i = 0; i < DETECT_MAX_PADS; i++) d->thr[i] = detect_start_threshold(&d->pad[i]);
+    d->max_scan_us = max_scan_us(d);
     /* A contact already waiting is decided by the new settings, one being
      * scanned scans for the new scan time. */
     for (uint8_t i = 0; i < d->npads; i++) {
@@ -454,7 +456,7 @@ static ALWAYS_INLINE void follow_ring(detect_pad_state_t *s) {
     s->tick = RING_TICK;
 }
 
-static uint8_t crosstalk_source(const detect_t *d, uint8_t pad);
+static uint8_t crosstalk_source(const detect_t *d, const detect_pad_state_t *s, uint8_t pad);
 
 /* Table vibration: a first half-wave over within DETECT_XT_LOBE_US (at 130
  * us a sample; the half-wave is measured to about a sample, so a slower
@@ -1316,7 +1318,7 @@ static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
             return;
         }
         if (rise && take_work(d)) {
-            uint8_t src = crosstalk_source(d, pad);
+            uint8_t src = crosstalk_source(d, s, pad);
             if (src != 0xFFu) {
                 s->xt_pad = src;
                 s->xt_onset_lo = (uint16_t)xt_source_onset;
@@ -1343,32 +1345,69 @@ static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
     }
 }
 
+/* Whether a contact c (of pad state s, estimated peak over its ringing
+ * `mine`) fits under o's as its shake, by their peaks (src: o's estimated
+ * peak), o's onset `gap` before it: crosstalk_source()'s checks that
+ * need a multiply, out of its loop. */
+static COLD uint8_t shake_fits(const detect_pad_state_t *s, const detect_contact_t *o, uint16_t mine, uint16_t src,
+                               uint8_t xtalk) {
+    const detect_contact_t *c = &s->c;
+    if (DETECT_CLIPPED(c)) {
+        /* At the rails both: their peaks are estimates, and a shake
+         * clips no longer than the slap that made it. */
+        if (!DETECT_CLIPPED(o)) return 0; /* a shake is smaller than its slap */
+        if (o->clipped_us < c->clipped_us) return 0; /* ... and clips no longer */
+        /* A first half-wave of one sample, at the rails, has no share
+         * to measure (it is all at the rails, whatever its peak): a
+         * shake's, as short as that. */
+        if (c->lobe_us > s->lobe_gap && c->lobe_us >= CLIP_HAND_LOBE_US) {
+            /* the share of the first half-wave at the rails grows with the peak */
+            uint16_t lc = c->lobe_us < c->clipped_us ? c->clipped_us : c->lobe_us;
+            uint16_t lo = (o->flags & DETECT_C_LOBE) ? o->lobe_us : (uint16_t)since(c->onset_us, o->onset_us);
+            if (lo < o->clipped_us) lo = o->clipped_us;
+            /* fc > fs + CLIP_SHARE_MARGIN/256, cross-multiplied (no division) */
+            if (((uint32_t)c->clipped_us * lo) << 8 > (((uint32_t)o->clipped_us * lc) << 8) + (uint32_t)CLIP_SHARE_MARGIN * lc * lo)
+                return 0;
+        }
+    } else if (!DETECT_CLIPPED(o) && (uint32_t)mine * 100u > (uint32_t)src * xtalk) {
+        return 0; /* (a slap at the rails is louder than its estimate: any unclipped shake fits under it) */
+    }
+    return 1;
+}
+
 /* Another pad's contact that explains this pad's as its shake: it began at
  * least DETECT_XT_MIN_DELAY_US and at most xwin_us before it, this one is
  * sharp (a lobe within DETECT_XT_LOBE_US) and at most xtalk % of it. A
  * slap that shook the pad already explains no more than its ringing, nor
  * does one whose vibration arrived long before this began. Of several, the
  * likeliest: one that clearly came first, then the loudest. 0xFF: none.
- * The source's onset goes to xt_source_onset. */
-static uint8_t crosstalk_source(const detect_t *d, uint8_t pad) {
-    const detect_pad_state_t *s = &d->st[pad];
+ * The source's onset goes to xt_source_onset. (s: pad's state, d->st[pad].) */
+static uint8_t crosstalk_source(const detect_t *d, const detect_pad_state_t *s, uint8_t pad) {
     const detect_contact_t *c = &s->c;
-    uint8_t xtalk = d->pad[pad].xtalk;
+    const detect_pad_config_t *cfg = &d->pad[pad];
+    uint8_t xtalk = cfg->xtalk;
     if (xtalk == 0) return 0xFFu;
+    uint16_t peak = estimated_peak(c);
     /* A hand's push (a light one's shape is not sure: three or four samples, a ringing on them) */
-    if (!sharp(c) && estimated_peak(c) >= d->pad[pad].slap) return 0xFFu;
+    if (!sharp(c) && peak >= cfg->slap) return 0xFFu;
     if (c->clipped_us > DETECT_XT_CLIP_MAX_US) return 0xFFu; /* longer at the rails than any shake */
-    int32_t xwin = (int32_t)d->pad[pad].xwin_us;
-    uint16_t mine = estimated_peak(c);
+    int32_t xwin = (int32_t)cfg->xwin_us;
+    uint16_t mine = peak;
     if (!DETECT_CLIPPED(c)) mine = mine > s->under ? (uint16_t)(mine - s->under) : 0u;
+    /* (what does not depend on the other pad, worked out once: most pads
+     * are out at the loop's first checks) louder than the ringing it rose
+     * out of, louder than the shake it last had */
+    uint8_t loud = peak > s->under + (s->under >> 2) + 2u * s->thr;
+    uint8_t louder_again = mine > s->xt_peak + (s->xt_peak >> 3);
+    uint32_t onset = c->onset_us;
     uint8_t best = 0xFFu, best_before = 0;
     uint16_t best_src = 0;
-    for (uint8_t j = 0; j < d->npads; j++) {
+    const detect_pad_state_t *os = d->st;
+    for (uint8_t j = 0; j < d->npads; j++, os++) {
+        const detect_contact_t *o = &os->c;
+        if ((o->flags & (DETECT_C_LIVE | DETECT_C_XTALK)) != DETECT_C_LIVE) continue; /* (a shake shakes nothing) */
         if (j == pad) continue;
-        const detect_contact_t *o = &d->st[j].c;
-        if (!(o->flags & DETECT_C_LIVE)) continue;
-        if (o->flags & DETECT_C_XTALK) continue; /* a shake shakes nothing */
-        int32_t gap = since(c->onset_us, o->onset_us); /* > 0: the other came first */
+        int32_t gap = since(onset, o->onset_us); /* > 0: the other came first */
         if (gap < (int32_t)DETECT_XT_MIN_DELAY_US - (int32_t)DETECT_XT_EARLY_US || gap > xwin) continue; /* (both onsets are dated to about half a sample) */
         {
             int32_t delay = XT_DELAY_MAX_US;
@@ -1382,35 +1421,16 @@ static uint8_t crosstalk_source(const detect_t *d, uint8_t pad) {
             /* Its shake arrived here long before this contact began: this
              * can be no more than that shake's ringing, no louder than the
              * ringing it rose out of. */
-            if (gap > delay + XT_LATE_US && estimated_peak(c) > s->under + (s->under >> 2) + 2u * s->thr) continue;
+            if (gap > delay + XT_LATE_US && loud) continue;
         }
-        uint8_t again = j == s->xt_pad && (uint16_t)o->onset_us == s->xt_onset_lo;
-        if (again && mine > s->xt_peak + (s->xt_peak >> 3)) continue; /* louder than the shake it already made */
+        /* louder than the shake it already made */
+        if (louder_again && j == s->xt_pad && (uint16_t)o->onset_us == s->xt_onset_lo) continue;
         uint16_t src = estimated_peak(o);
 #ifdef DETECT_DEBUG
         fprintf(stderr, "   pad %u vs source %u: gap %d, mine %u (clipped %u), src %u (clipped %u)\n", pad + 1, j + 1,
                 (int)gap, mine, c->clipped_us, src, o->clipped_us);
 #endif
-        if (DETECT_CLIPPED(c)) {
-            /* At the rails both: their peaks are estimates, and a shake
-             * clips no longer than the slap that made it. */
-            if (!DETECT_CLIPPED(o)) continue; /* a shake is smaller than its slap */
-            if (o->clipped_us < c->clipped_us) continue; /* ... and clips no longer */
-            /* A first half-wave of one sample, at the rails, has no share
-             * to measure (it is all at the rails, whatever its peak): a
-             * shake's, as short as that. */
-            if (c->lobe_us > s->lobe_gap && c->lobe_us >= CLIP_HAND_LOBE_US) {
-                /* the share of the first half-wave at the rails grows with the peak */
-                uint16_t lc = c->lobe_us < c->clipped_us ? c->clipped_us : c->lobe_us;
-                uint16_t lo = (o->flags & DETECT_C_LOBE) ? o->lobe_us : (uint16_t)since(c->onset_us, o->onset_us);
-                if (lo < o->clipped_us) lo = o->clipped_us;
-                /* fc > fs + CLIP_SHARE_MARGIN/256, cross-multiplied (no division) */
-                if (((uint32_t)c->clipped_us * lo) << 8 > (((uint32_t)o->clipped_us * lc) << 8) + (uint32_t)CLIP_SHARE_MARGIN * lc * lo)
-                    continue;
-            }
-        } else if (!DETECT_CLIPPED(o) && (uint32_t)mine * 100u > (uint32_t)src * xtalk) {
-            continue; /* (a slap at the rails is louder than its estimate: any unclipped shake fits under it) */
-        }
+        if (!shake_fits(s, o, mine, src, xtalk)) continue;
         /* Of all that can explain it, the likeliest: one that clearly came
          * first (vibration takes time to cross), then the loudest. It is
          * what the pad remembers as its shake's source ("again" above): a
@@ -1433,7 +1453,12 @@ static uint8_t crosstalk_source(const detect_t *d, uint8_t pad) {
  * half-wave lasted longer than any shake's. */
 static uint8_t hand_like(const detect_pad_state_t *s, const detect_pad_config_t *cfg) {
     return (s->c.flags & (DETECT_C_CLEAN | DETECT_C_LOBE)) == (DETECT_C_CLEAN | DETECT_C_LOBE) &&
-           estimated_peak(&s->c) >= cfg->slap && s->c.lobe_us > DISC_LOBE_MIN_US;
+           s->c.lobe_us > DISC_LOBE_MIN_US && estimated_peak(&s->c) >= cfg->slap;
+}
+/* (the same for a caller that has the contact's estimated peak) */
+static uint8_t hand_like_peak(const detect_pad_state_t *s, const detect_pad_config_t *cfg, uint16_t peak) {
+    return (s->c.flags & (DETECT_C_CLEAN | DETECT_C_LOBE)) == (DETECT_C_CLEAN | DETECT_C_LOBE) &&
+           s->c.lobe_us > DISC_LOBE_MIN_US && peak >= cfg->slap;
 }
 
 /* The disc's polarity, learnt from the hands' contacts: known once DISC_SURE
@@ -1477,12 +1502,12 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
 #endif
     const detect_pad_config_t *cfg = &d->pad[pad];
     if (s->c.flags & DETECT_C_WRONG) { /* against the disc's polarity: the table's */
-        if (hand_like(s, cfg) && crosstalk_source(d, pad) == 0xFFu) vote_disc(s, s->pol); /* (unless the disc is not what we think) */
+        if (hand_like(s, cfg) && crosstalk_source(d, s, pad) == 0xFFu) vote_disc(s, s->pol); /* (unless the disc is not what we think) */
         s->c.flags |= DETECT_C_XTALK;
         d->dropped_xtalk++;
         return 0;
     }
-    uint8_t src = crosstalk_source(d, pad);
+    uint8_t src = crosstalk_source(d, s, pad);
     uint16_t peak = estimated_peak(&s->c);
 #ifdef DETECT_DEBUG
     fprintf(stderr, "pad %u decide at %u onset %u peak %u lobe %u clipped %u above %u clean %u under %u -> %s %u\n", pad + 1,
@@ -1513,11 +1538,10 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
         s->c.flags |= DETECT_C_MASKED; /* the same player again, within the mask */
         return 0;
     }
-    if (hand_like(s, cfg)) vote_disc(s, s->pol);
+    if (hand_like_peak(s, cfg, peak)) vote_disc(s, s->pol);
     s->mask_end_us = s->c.onset_us + cfg->mask_us;
     s->reported = peak > 1023u ? 1023u : peak;
-    s->ref_shift = REF_SHIFT_OWN;
-    set_levels(s);
+    s->ref_shift = REF_SHIFT_OWN; /* (lvl_a stays: set_levels() above, from ref, thr and nf, none changed since) */
     out->pad = pad;
     out->is_slap = peak >= cfg->slap;
     out->peak = s->reported;

@@ -268,6 +268,8 @@ typedef struct detect {
                                       a contact's start, a look for a
                                       shake's source, a decision; the firmware allows
                                       DETECT_WORK_PER_SCAN a scan */
+    uint16_t max_scan_us;          /* the longest pad[].scan_us (cached: every contact's decision
+                                      time needs it) */
 } detect_t;
 
 /** The factory settings of one pad. */
