@@ -1450,13 +1450,8 @@ static uint8_t crosstalk_source(const detect_t *d, const detect_pad_state_t *s, 
 
 /* A contact sure to be a hand's, as far as its disc's polarity goes: it
  * began on a pad at rest, reached the slap threshold, and its first
- * half-wave lasted longer than any shake's. */
-static uint8_t hand_like(const detect_pad_state_t *s, const detect_pad_config_t *cfg) {
-    return (s->c.flags & (DETECT_C_CLEAN | DETECT_C_LOBE)) == (DETECT_C_CLEAN | DETECT_C_LOBE) &&
-           s->c.lobe_us > DISC_LOBE_MIN_US && estimated_peak(&s->c) >= cfg->slap;
-}
-/* (the same for a caller that has the contact's estimated peak) */
-static uint8_t hand_like_peak(const detect_pad_state_t *s, const detect_pad_config_t *cfg, uint16_t peak) {
+ * half-wave lasted longer than any shake's (peak: its estimated peak). */
+static uint8_t hand_like(const detect_pad_state_t *s, const detect_pad_config_t *cfg, uint16_t peak) {
     return (s->c.flags & (DETECT_C_CLEAN | DETECT_C_LOBE)) == (DETECT_C_CLEAN | DETECT_C_LOBE) &&
            s->c.lobe_us > DISC_LOBE_MIN_US && peak >= cfg->slap;
 }
@@ -1502,7 +1497,7 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
 #endif
     const detect_pad_config_t *cfg = &d->pad[pad];
     if (s->c.flags & DETECT_C_WRONG) { /* against the disc's polarity: the table's */
-        if (hand_like(s, cfg) && crosstalk_source(d, s, pad) == 0xFFu) vote_disc(s, s->pol); /* (unless the disc is not what we think) */
+        if (hand_like(s, cfg, estimated_peak(&s->c)) && crosstalk_source(d, s, pad) == 0xFFu) vote_disc(s, s->pol); /* (unless the disc is not what we think) */
         s->c.flags |= DETECT_C_XTALK;
         d->dropped_xtalk++;
         return 0;
@@ -1538,7 +1533,7 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
         s->c.flags |= DETECT_C_MASKED; /* the same player again, within the mask */
         return 0;
     }
-    if (hand_like_peak(s, cfg, peak)) vote_disc(s, s->pol);
+    if (hand_like(s, cfg, peak)) vote_disc(s, s->pol);
     s->mask_end_us = s->c.onset_us + cfg->mask_us;
     s->reported = peak > 1023u ? 1023u : peak;
     s->ref_shift = REF_SHIFT_OWN; /* (lvl_a stays: set_levels() above, from ref, thr and nf, none changed since) */

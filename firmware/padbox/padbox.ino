@@ -40,7 +40,7 @@
 #include "detect.h"
 #include "proto.h"
 
-#define FW_VERSION "2.2.0"
+#define FW_VERSION "2.3.0"
 #ifndef PADBOX_PADS
 #define PADBOX_PADS 8
 #endif
@@ -680,21 +680,26 @@ static inline uint8_t fifo_head_now(void) { return fifo_head; }
 #define FIFO_HEAD_CLEAR() (fifo_head = 0)
 #endif
 /* Pacing: a loop more than FIFO_SLOW samples behind at a scan's end slows
- * the sampling down (scan_end(): pace()): the periods to come are 4 ticks
- * (2 us) longer for every sample beyond it, up to 126 ticks, so that a
- * burst of heavy work too long for the FIFO slows the sampling just as
- * much as it needs, evenly, for as long as it lasts, and no sample is
- * lost. The handler takes the loop's OCR2A (ocr_next) when it starts pad
- * 1's conversion, so the period changes at a scan's start, and the loop
- * counts the times of the scans from there at the new period (scan_ocr).
- * The bench's bursts still need it, in most files for a few milliseconds
- * a round (firmware/README.md, "What is not there yet"). */
+ * the sampling down (scan_end(): pace()): the periods to come are
+ * 2 x PACE_GAIN ticks (1 us) longer for every sample beyond it, up to 126
+ * ticks, so that a burst of heavy work too long for the FIFO slows the
+ * sampling just as much as it needs, evenly, for as long as it lasts, and
+ * no sample is lost. The handler takes the loop's OCR2A (ocr_next) when it
+ * starts pad 1's conversion, so the period changes at a scan's start, and
+ * the loop counts the times of the scans from there at the new period
+ * (scan_ocr). The bench's bursts still need it, in most files for a few
+ * milliseconds a round (firmware/README.md, "What is not there yet").
+ * From 80 samples on, 1 us a sample (2.2.0: from 96, 2 us): the sampler
+ * slows sooner and less, its longest gap in the bench's bursts is ~450 us
+ * instead of ~630, the FIFO's fullest 117-120 samples instead of 126-132
+ * (one overflow on a seed), and 23-26 fewer false slaps on each of three
+ * seeds (firmware/README.md). */
 #ifndef FIFO_SLOW
-#define FIFO_SLOW 96u
+#define FIFO_SLOW 80u
 #endif
 #define EXTRA_UNITS_MAX 63u /* of 2 ticks: 63 us at most */
 #ifndef PACE_GAIN
-#define PACE_GAIN 2u /* units a sample beyond FIFO_SLOW */
+#define PACE_GAIN 1u /* units (2 ticks, 1 us) a sample beyond FIFO_SLOW */
 #endif
 
 /* The handler in assembly. Built with PADBOX_SAMPLER_REGS (and

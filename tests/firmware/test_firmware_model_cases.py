@@ -32,11 +32,9 @@ pytestmark = pytest.mark.firmware
 
 CASES = ["clipped_neighbour", "eight_within_1ms", "hum_touches", "quiet_first_slapper", "reversed_disc",
          "shaken_then_slapped"]
-#: What is not met yet, and why (firmware 2.2.0 on the biased input).
+#: What is not met yet, and why (firmware 2.3.0 on the biased input).
 NOT_YET = {
     ("shaken_then_slapped", "found"): "a slap within ~0.5 ms of the shake on its pad is dated to the shake or lost",
-    ("quiet_first_slapper", "clean"): "a shake on a pad still ringing from an earlier one comes out as a slap on the "
-                                      "image, whose sampling slows in the burst (at an exact 148 us, on the host, not)",
     ("eight_within_1ms", "found"): "some slaps are lost: 2 of 24 on the host at 148 us a scan, 3 on the image, whose "
                                    "sampling slows to 290-390 us a scan while eight pads start at once",
 }
