@@ -681,26 +681,34 @@ static inline uint8_t fifo_head_now(void) { return fifo_head; }
 #endif
 /* Pacing: a loop more than FIFO_SLOW samples behind at a scan's end slows
  * the sampling down (scan_end(): pace()): the periods to come are
- * 2 x PACE_GAIN ticks (1 us) longer for every sample beyond it, up to 126
- * ticks, so that a burst of heavy work too long for the FIFO slows the
- * sampling just as much as it needs, evenly, for as long as it lasts, and
- * no sample is lost. The handler takes the loop's OCR2A (ocr_next) when it
- * starts pad 1's conversion, so the period changes at a scan's start, and
- * the loop counts the times of the scans from there at the new period
- * (scan_ocr). The bench's bursts still need it, in most files for a few
- * milliseconds a round (firmware/README.md, "What is not there yet").
- * From 80 samples on, 1 us a sample (2.2.0: from 96, 2 us): the sampler
- * slows sooner and less, its longest gap in the bench's bursts is ~450 us
- * instead of ~630, the FIFO's fullest 117-120 samples instead of 126-132
- * (one overflow on a seed), and 23-26 fewer false slaps on each of three
- * seeds (firmware/README.md). */
+ * PACE_TICKS ticks longer for every sample beyond it, and PACE_FAST_TICKS
+ * more for every sample beyond FIFO_FAST, up to 126 ticks (63 us), so that
+ * a burst of heavy work too long for the FIFO slows the sampling just as
+ * much as it needs, evenly, for as long as it lasts, and no sample is
+ * lost. The handler takes the loop's OCR2A (ocr_next) when it starts pad
+ * 1's conversion, so the period changes at a scan's start, and the loop
+ * counts the times of the scans from there at the new period (scan_ocr).
+ * The bench's bursts still need it, in most files for a few milliseconds
+ * a round (firmware/README.md, "What is not there yet").
+ * Early and gently (from 64 samples, 0.5 us a sample; 2.2.0: from 96,
+ * 2 us a sample), with a steeper part near the FIFO's end that keeps it
+ * from overflowing: the sampler slows a little for longer instead of much
+ * for a short while, and the bench's three seeds had about a third fewer
+ * false slaps and the FIFO's fullest at 123 samples instead of up to 132
+ * (firmware/README.md, "Pacing"). */
 #ifndef FIFO_SLOW
-#define FIFO_SLOW 80u
+#define FIFO_SLOW 64u
 #endif
-#define EXTRA_UNITS_MAX 63u /* of 2 ticks: 63 us at most */
-#ifndef PACE_GAIN
-#define PACE_GAIN 1u /* units (2 ticks, 1 us) a sample beyond FIFO_SLOW */
+#ifndef PACE_TICKS
+#define PACE_TICKS 1u /* ticks (0.5 us) longer a sample beyond FIFO_SLOW */
 #endif
+#ifndef FIFO_FAST
+#define FIFO_FAST 112u
+#endif
+#ifndef PACE_FAST_TICKS
+#define PACE_FAST_TICKS 4u /* ticks more a sample beyond FIFO_FAST */
+#endif
+#define EXTRA_TICKS_MAX 126u /* 63 us at most */
 
 /* The handler in assembly. Built with PADBOX_SAMPLER_REGS (and
  * -ffixed-r2 .. -ffixed-r7 for every file: the Makefiles, plain and
@@ -963,8 +971,10 @@ static __attribute__((noinline, unused)) void tx_feed(void) { tx_service(); }
 static inline void pace(uint8_t fill) __attribute__((always_inline));
 static inline void pace(uint8_t fill) {
     uint8_t over = fill > FIFO_SLOW ? (uint8_t)(fill - FIFO_SLOW) : 0u;
-    uint8_t units = over > EXTRA_UNITS_MAX / PACE_GAIN ? EXTRA_UNITS_MAX : (uint8_t)(PACE_GAIN * over); /* of 2 ticks */
-    uint8_t want = (uint8_t)(SAMPLE_TICKS - 1u + 2u * units);
+    uint16_t ticks = (uint16_t)(PACE_TICKS * over);
+    if (fill > FIFO_FAST) ticks = (uint16_t)(ticks + PACE_FAST_TICKS * (uint8_t)(fill - FIFO_FAST));
+    uint8_t extra = ticks > EXTRA_TICKS_MAX ? EXTRA_TICKS_MAX : (uint8_t)ticks;
+    uint8_t want = (uint8_t)(SAMPLE_TICKS - 1u + extra);
     if (want == ocr_next) return;
     cli(); /* (a few cycles: the sample-and-hold waits for them) */
     uint8_t h = fifo_head_now();
