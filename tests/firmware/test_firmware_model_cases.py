@@ -35,9 +35,6 @@ CASES = ["clipped_neighbour", "eight_within_1ms", "hum_touches", "quiet_first_sl
 #: What is not met yet, and why (firmware 2.3.0 on the biased input).
 NOT_YET = {
     ("shaken_then_slapped", "found"): "a slap within ~0.5 ms of the shake on its pad is dated to the shake or lost",
-    ("reversed_disc", "found"): "a soft slap whose rise a shake the other way held back is dated at its knee, ~450 us "
-                                "late, on the image, whose sampling slows in the burst (the host, at an exact 148 us, "
-                                "dates it 85 us early)",
     ("eight_within_1ms", "found"): "some slaps are lost: 2 of 24 on the host at 148 us a scan, 3 on the image, whose "
                                    "sampling slows to 290-390 us a scan while eight pads start at once",
 }
