@@ -113,6 +113,24 @@ class HitSeen:
     peak: int
 
 
+def build_hostrun(tmp: Path) -> Path:
+    """``hostrun`` (the detection core fed scenarios on the host) built from this tree's firmware/ into ``tmp``."""
+    binary = tmp / "hostrun"
+    try:
+        subprocess.run(["make", "-s", "-C", str(FIRMWARE), f"BUILD={tmp}", str(binary)], capture_output=True,
+                       text=True, check=True)
+    except subprocess.CalledProcessError as exc:
+        raise RuntimeError(f"the working tree's detection core does not build:\n{exc.stdout}\n{exc.stderr}") from exc
+    return binary
+
+
+def host_tasks(binary: Path, scenarios: Sequence[str], jobs: int,
+               options: Sequence[str] = ()) -> list[tuple[str, str, list[str]]]:
+    """_run_host's tasks: the scenarios (longest first) dealt out in four batches a job, so the pool ends together."""
+    n = max(1, jobs) * 4
+    return [("host", str(binary), [*options, *scenarios[i::n]]) for i in range(n) if scenarios[i::n]]
+
+
 def _run_host(task: tuple[str, str, list[str]]) -> list[tuple[str, str, list[HitSeen], dict[str, int], int, float]]:
     """Run scenarios through the detection core on the host (hostrun, in a worker): per file as _run_file."""
     label, binary, scns = task
@@ -521,13 +539,10 @@ def main(argv: list[str] | None = None) -> Report:
         by_name = {sf.name: sf for sf in [*files, *cases]}
         order = sorted(by_name.values(), key=lambda sf: -sf.duration_us)  # the longest first: the pool ends together
         if args.host:
-            binary = tmp / "hostrun"
-            subprocess.run(["make", "-s", "-C", str(FIRMWARE), f"BUILD={tmp}", str(binary)], check=True)
+            binary = build_hostrun(tmp)
             fws = [Firmware("host", "working tree firmware/padbox/detect.c on the host", None, "biased")]
-            names = [str(scn_dir / f"{sf.name}.scn") for sf in order]
-            chunks = [names[i::max(1, args.jobs) * 4] for i in range(max(1, args.jobs) * 4)]
             slot = ["--slot-us", str(args.slot_us)] if args.slot_us else []
-            host_tasks = [("host", str(binary), [*slot, *c]) for c in chunks if c]
+            tasks_host = host_tasks(binary, [str(scn_dir / f"{sf.name}.scn") for sf in order], args.jobs, slot)
         else:
             fws = _build(tmp, baseline=not args.no_baseline)
         built = time.perf_counter()
@@ -541,7 +556,7 @@ def main(argv: list[str] | None = None) -> Report:
         def results() -> Any:
             with multiprocessing.Pool(max(1, args.jobs)) as pool:
                 if args.host:
-                    for batch in pool.imap_unordered(_run_host, host_tasks):
+                    for batch in pool.imap_unordered(_run_host, tasks_host):
                         yield from batch
                 else:
                     yield from pool.imap_unordered(_run_file, tasks)

@@ -41,7 +41,6 @@ from bench.common import Report, is_quick  # noqa: E402
 
 simtools = detection.simtools
 tm = detection.table_model  # the very module the detection bench draws and judges with
-FIRMWARE = detection.FIRMWARE
 SEED = detection.SEED
 DEFAULT_ROUNDS = 300
 QUICK_ROUNDS = 40
@@ -179,8 +178,7 @@ def _point_coupling(table: Any, p: tuple[float, float], j: int) -> tuple[float, 
     """(distance m, coupling) from a point on the table to pad j, by the model's law (only the pad's foam)."""
     x, y = tm.PAD_POSITIONS_M[j - 1]
     d = math.hypot(x - p[0], y - p[1])
-    k = table.near_coupling * table.foam[j - 1] * math.exp(-(d - tm.NEAR_DISTANCE_M) / table.decay_m)
-    return d, min(tm.COUPLING_MAX, k)
+    return d, table.coupling_over(d, table.foam[j - 1])
 
 
 @contextlib.contextmanager
@@ -242,8 +240,7 @@ def edge_echoes(seed: int, reflect: tuple[float, float] = (0.5, 0.8)) -> Iterato
             for ix, iy in images:
                 d = math.hypot(ix - xj, iy - yj)
                 r = rng.uniform(*reflect)
-                k = min(tm.COUPLING_MAX, table.near_coupling * table.foam[c.pad - 1] * table.foam[x.pad - 1]
-                        * math.exp(-(d - tm.NEAR_DISTANCE_M) / table.decay_m)) * r
+                k = table.coupling_over(d, table.foam[c.pad - 1], table.foam[x.pad - 1]) * r
                 peak = c.peak_mv * k * (tm.PRESS_XTALK if c.hand == "press" else 1.0)
                 extra = round((d - d0) / table.speed_m_s * 1e6)
                 if peak < 60 or extra < 60:
@@ -322,9 +319,7 @@ def _longest_first(files: Sequence[Any], d: Path) -> list[str]:
 
 def run_host(pool: Pool, hostrun: Path, files: Sequence[Any], d: Path, jobs: int) -> dict[str, list[Any]]:
     """Each file's hits from the detection core on the host (bench_padbox_detection's worker, a few files a call)."""
-    names = _longest_first(files, d)
-    n = max(1, jobs) * 4
-    tasks = [("host", str(hostrun), names[i::n]) for i in range(n) if names[i::n]]
+    tasks = detection.host_tasks(hostrun, _longest_first(files, d), jobs)
     return {name: hits for batch in pool.imap_unordered(detection._run_host, tasks)
             for _, name, hits, _, _, _ in batch}
 
@@ -403,10 +398,8 @@ def table(rows: dict[str, dict[str, dict[str, float]]], runners: Sequence[str]) 
 
 def _build(tmp: Path, image: bool) -> tuple[Path, Any]:
     """hostrun and, with ``image``, the image and its harness, built from this tree's firmware/ into ``tmp``."""
-    hostrun = tmp / "hostrun"
+    hostrun = detection.build_hostrun(tmp)
     try:
-        subprocess.run(["make", "-s", "-C", str(FIRMWARE), f"BUILD={tmp}", str(hostrun)], capture_output=True,
-                       text=True, check=True)
         return hostrun, simtools.build(tmp / "image") if image else None
     except subprocess.CalledProcessError as exc:
         raise RuntimeError(f"the working tree's firmware does not build:\n{exc.stdout}\n{exc.stderr}") from exc

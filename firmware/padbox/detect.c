@@ -1347,8 +1347,8 @@ static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
 
 /* Whether a contact c (of pad state s, estimated peak over its ringing
  * `mine`) fits under o's as its shake, by their peaks (src: o's estimated
- * peak), o's onset `gap` before it: crosstalk_source()'s checks that
- * need a multiply, out of its loop. */
+ * peak) and, both at the rails, by their shares of the first half-wave
+ * there: crosstalk_source()'s checks that need a multiply, out of its loop. */
 static COLD uint8_t shake_fits(const detect_pad_state_t *s, const detect_contact_t *o, uint16_t mine, uint16_t src,
                                uint8_t xtalk) {
     const detect_contact_t *c = &s->c;

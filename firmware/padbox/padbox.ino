@@ -694,7 +694,7 @@ static inline uint8_t fifo_head_now(void) { return fifo_head; }
  * 2 us a sample), with a steeper part near the FIFO's end that keeps it
  * from overflowing: the sampler slows a little for longer instead of much
  * for a short while, and the bench's three seeds had about a third fewer
- * false slaps and the FIFO's fullest at 123 samples instead of up to 132
+ * false slaps and the FIFO's fullest at 120-122 samples instead of up to 132
  * (firmware/README.md, "Pacing"). */
 #ifndef FIFO_SLOW
 #define FIFO_SLOW 64u

@@ -69,6 +69,10 @@
 #define F_CPU 16000000u
 #define CYCLES_PER_US 16u
 #define TCCR1B_ADDR 0x81
+/* Timer2's compare value: the sampler's period less one tick; 36 on a quiet table (37 ticks,
+ * padbox.ino's SAMPLE_TICKS), more while the loop has it slowed down (pacing). */
+#define OCR2A_ADDR 0xB3
+#define OCR2A_QUIET 36
 #define MAX_SCANS 200000
 
 static avr_t *avr;
@@ -413,7 +417,7 @@ int main(int argc, char **argv) {
         }
         int state = avr_run(avr);
         if (profile && clock_started && now_us() >= profile_from && now_us() < profile_to
-            && (!profile_paced || avr->data[0xB3] > 36))
+            && (!profile_paced || avr->data[OCR2A_ADDR] > OCR2A_QUIET))
             profile[prof_pc] += (uint32_t)(avr->cycle - prof_cycle);
         if (state == cpu_Done || state == cpu_Crashed) {
             fprintf(stderr, "the firmware stopped (state %d) at cycle %llu\n", state,

@@ -232,8 +232,14 @@ class Table:
 
     def coupling(self, i: int, j: int) -> float:
         """The share of pad i's amplitude that reaches pad j (exponential decay with distance)."""
-        k = self.near_coupling * self.foam[i - 1] * self.foam[j - 1]
-        return min(COUPLING_MAX, k * math.exp(-(distance_m(i, j) - NEAR_DISTANCE_M) / self.decay_m))
+        return self.coupling_over(distance_m(i, j), self.foam[i - 1], self.foam[j - 1])
+
+    def coupling_over(self, d_m: float, *foams: float) -> float:
+        """The share of amplitude that crosses d_m of this top through the pads' foams (each pad's factor)."""
+        k = self.near_coupling
+        for f in foams:  # (one at a time, in order: the same floats as near x foam_i x foam_j)
+            k *= f
+        return min(COUPLING_MAX, k * math.exp(-(d_m - NEAR_DISTANCE_M) / self.decay_m))
 
     def describe(self) -> str:
         """One comment line."""
