@@ -201,10 +201,13 @@ class Tally:
         self.stack_min = min(self.stack_min, report.get("stack_min_address", 0xFFFF))
         self.restarts += report.get("sampler_restarts", 0)
         self.fifo_peak = max(self.fifo_peak, report.get("fifo_peak", -1))
-        contacts = [(c, r) for r in sf.rounds for c in r.contacts]
+        # (a warm-up's slaps are matched, so their hits are no false ones, but not judged)
+        contacts = [(c, r) for r in [*sf.warmup, *sf.rounds] for c in r.contacts]
         match = _match(contacts, hits)  # contact index -> hit index
         used = set(match.values())
         for k, (c, r) in enumerate(contacts):
+            if r.case == "warmup":
+                continue
             h = hits[match[k]] if k in match else None
             where = f"{sf.name} round {r.index} pad {c.pad} {c.hand} {c.peak_mv} mV pol {c.pol} at {c.t_us} us ({r.case})"
             if c.expect == "press":
@@ -257,6 +260,8 @@ class Tally:
         for i, h in enumerate(hits):
             if i in used:
                 continue
+            if h.t_us < first_round - 5000 and sf.warmup:
+                continue  # during the warm-up: not judged
             if h.t_us < first_round - 5000:
                 cause = "start-up"
             elif any(t - 500 <= h.t_us <= t + 10_000 for t in xt_by_pad[h.pad]):
@@ -514,6 +519,9 @@ def main(argv: list[str] | None = None) -> Report:
     ap.add_argument("--seed", type=int, default=SEED, help=f"the model's seed (default {SEED})")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="harness runs in parallel (default: CPUs)")
     ap.add_argument("--keep", type=Path, help="also write the scenario files and truth.json here")
+    ap.add_argument("--warmup", action="store_true",
+                    help="each table starts with a warm-up (every player slaps alone once; not judged), "
+                         "as players try their pads: what the box learns of the table from it")
     ap.add_argument("--host", action="store_true",
                     help="run the detection core on the host (firmware/sim/hostrun.c: fast, an approximate "
                          "schedule of samples, no scan figures) instead of the image in simavr")
@@ -525,7 +533,7 @@ def main(argv: list[str] | None = None) -> Report:
     quick = args.quick or is_quick()
     rounds = args.rounds or (QUICK_ROUNDS if quick else DEFAULT_ROUNDS)
     started = time.perf_counter()
-    files = table_model.generate(rounds, args.seed)
+    files = table_model.generate(rounds, args.seed, warmup=args.warmup)
     cases = table_model.hardest_cases()
     with tempfile.TemporaryDirectory(prefix="padbox-detect-") as tmp_s:
         tmp = Path(tmp_s)

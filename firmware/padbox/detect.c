@@ -93,6 +93,22 @@
 #endif
 
 static int32_t since(uint32_t t, uint32_t ref) { return (int32_t)(t - ref); }
+
+/* The place of the pair a, b (either order, a != b) in d->pair_delay. */
+static uint8_t pair_slot(uint8_t a, uint8_t b) {
+    if (a < b) {
+        uint8_t t = a;
+        a = b;
+        b = t;
+    }
+    return (uint8_t)((uint8_t)(a * (uint8_t)(a - 1u)) >> 1) + b;
+}
+
+uint16_t detect_pair_delay(const detect_t *d, uint8_t a, uint8_t b) {
+    if (a >= d->npads || b >= d->npads || a == b) return 0;
+    uint8_t v = d->pair_delay[pair_slot(a, b)];
+    return v & DETECT_PAIR_KNOWN ? (uint16_t)((v & 0x7Fu) * DETECT_PAIR_UNIT_US) : 0u;
+}
 static uint16_t abs16(int16_t v) { return (uint16_t)(v < 0 ? -v : v); }
 static uint8_t at_rail(uint16_t raw) { return raw <= DETECT_CLIP_LO || raw >= DETECT_CLIP_HI; }
 static uint8_t prev_i(uint8_t i) { return (uint8_t)(i ? i - 1u : DETECT_HIST - 1u); }
@@ -1411,6 +1427,13 @@ static uint8_t crosstalk_source(const detect_t *d, const detect_pad_state_t *s, 
         if (gap < (int32_t)DETECT_XT_MIN_DELAY_US - (int32_t)DETECT_XT_EARLY_US || gap > xwin) continue; /* (both onsets are dated to about half a sample) */
         {
             int32_t delay = XT_DELAY_MAX_US;
+            uint8_t known = d->pair_delay[pair_slot(j, pad)];
+            if (known & DETECT_PAIR_KNOWN) {
+                /* (learnt, and dated as this contact is: a margin either way) */
+                delay = (int32_t)(known & 0x7Fu) * DETECT_PAIR_UNIT_US;
+                if (gap < delay - DETECT_PAIR_EARLY_US) continue;
+                delay += DETECT_PAIR_LATE_US;
+            }
 #ifdef DETECT_ORACLE
             /* (the table's true delay between the two: no contact much sooner is its shake) */
             if (d->oracle_delay[j][pad]) {
@@ -1446,6 +1469,38 @@ static uint8_t crosstalk_source(const detect_t *d, const detect_pad_state_t *s, 
         }
     }
     return best;
+}
+
+/* A shake that only its source could have made (it began on a pad at rest,
+ * and no other contact but the source's own shakes began within the window
+ * before it) tells the pair's vibration delay: an observation. Known once
+ * two agree (the smaller: a shake is more often dated late than early),
+ * and only ever shortened after (a shorter delay weakens the rules it
+ * feeds, a longer one would turn shakes into slaps). */
+static void learn_pair_delay(detect_t *d, const detect_pad_state_t *s, uint8_t pad, uint8_t src) {
+    if (!(s->c.flags & DETECT_C_CLEAN)) return;
+    int32_t gap = since(s->c.onset_us, xt_source_onset);
+    if (gap <= 0 || gap > XT_DELAY_MAX_US) return;
+    int32_t xwin = (int32_t)d->pad[pad].xwin_us;
+    const detect_pad_state_t *os = d->st;
+    for (uint8_t j = 0; j < d->npads; j++, os++) {
+        if (j == pad || j == src || (os->c.flags & (DETECT_C_LIVE | DETECT_C_XTALK)) != DETECT_C_LIVE) continue;
+        int32_t g = since(s->c.onset_us, os->c.onset_us);
+        if (g <= -(int32_t)DETECT_XT_EARLY_US || g >= xwin) continue;
+        /* (not decided yet, and after the source: most likely its shake too) */
+        if ((os->state == DETECT_SCAN || os->state == DETECT_PENDING) &&
+            since(os->c.onset_us, xt_source_onset) > (int32_t)DETECT_XT_EARLY_US)
+            continue;
+        return; /* another contact could have made this one */
+    }
+    uint8_t obs = (uint8_t)((uint16_t)(gap + DETECT_PAIR_UNIT_US / 2) / DETECT_PAIR_UNIT_US);
+    if (obs == 0) obs = 1;
+    uint8_t *slot = &d->pair_delay[pair_slot(src, pad)];
+    uint8_t v = *slot & 0x7Fu;
+    uint8_t least = obs < v ? obs : v;
+    if (*slot & DETECT_PAIR_KNOWN) *slot = DETECT_PAIR_KNOWN | least;
+    else if (v && (uint8_t)(obs > v ? obs - v : v - obs) <= DETECT_PAIR_AGREE) *slot = DETECT_PAIR_KNOWN | least;
+    else *slot = obs; /* (the first, or one that disagreed: waits for another) */
 }
 
 /* A contact sure to be a hand's, as far as its disc's polarity goes: it
@@ -1522,6 +1577,7 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
         return 0;
     }
     if (src != 0xFFu) {
+        learn_pair_delay(d, s, pad, src);
         s->c.flags |= DETECT_C_XTALK;
         s->xt_pad = src;
         s->xt_onset_lo = (uint16_t)xt_source_onset;

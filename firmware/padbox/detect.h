@@ -144,6 +144,26 @@ extern "C" {
 #ifndef DETECT_XT_EARLY_US
 #define DETECT_XT_EARLY_US 80u
 #endif
+/* Each pair of pads' vibration delay, learnt from the shakes that only one
+ * slap could have made (the table's geometry: fixed while the pads stay
+ * put). Kept in units of DETECT_PAIR_UNIT_US (7 bits: up to 4 ms), known
+ * once two observations agree within DETECT_PAIR_AGREE units (the smaller
+ * is kept, and any smaller one later). Once known, a contact beginning
+ * more than DETECT_PAIR_EARLY_US sooner after a slap than the pair's delay
+ * is not that slap's shake, nor one beginning DETECT_PAIR_LATE_US later
+ * than the delay + XT_LATE_US that rose above the ringing. */
+#define DETECT_PAIRS (DETECT_MAX_PADS * (DETECT_MAX_PADS - 1) / 2)
+#define DETECT_PAIR_UNIT_US 32
+#define DETECT_PAIR_KNOWN 0x80u
+#ifndef DETECT_PAIR_AGREE
+#define DETECT_PAIR_AGREE 8u
+#endif
+#ifndef DETECT_PAIR_EARLY_US
+#define DETECT_PAIR_EARLY_US 300
+#endif
+#ifndef DETECT_PAIR_LATE_US
+#define DETECT_PAIR_LATE_US 300
+#endif
 /* The rest of a moving pad follows its low-passed deviation at most this
  * many counts a sample (350 mV of 60 Hz hum moves ~4 a sample at 148 us):
  * a hand's push drags it little. */
@@ -262,6 +282,7 @@ typedef struct detect {
     detect_pad_config_t pad[DETECT_MAX_PADS];
     detect_pad_state_t st[DETECT_MAX_PADS];
     uint16_t thr[DETECT_MAX_PADS]; /* start threshold of each pad (cached) */
+    uint8_t pair_delay[DETECT_PAIRS]; /* each pair's vibration delay (detect_pair_delay; 0: none yet) */
 #ifdef DETECT_ORACLE
     int32_t oracle_delay[DETECT_MAX_PADS][DETECT_MAX_PADS]; /* an experiment's: the table's true delays (0: none) */
 #endif
@@ -287,6 +308,10 @@ void detect_init(detect_t *d, uint8_t npads);
 
 /** Call after changing any d->pad[] setting: refreshes the cached values. */
 void detect_settings_changed(detect_t *d);
+
+/** The vibration delay between pads a and b (0-based) learnt so far, in µs
+ * (0: not known yet). */
+uint16_t detect_pair_delay(const detect_t *d, uint8_t a, uint8_t b);
 
 /** Forget every contact in progress (the rest points and noise floors stay learnt). */
 void detect_reset_state(detect_t *d);

@@ -169,6 +169,9 @@ int main(int argc, char **argv) {
         }
         if (show_learnt) { /* what the detector learnt of the table */
             for (int p = 0; p < 8; p++) printf("LEARNT DISC %d %d\n", p + 1, det.st[p].disc);
+            for (int a = 0; a < 8; a++)
+                for (int b = a + 1; b < 8; b++)
+                    printf("LEARNT DELAY %d %d %u\n", a + 1, b + 1, detect_pair_delay(&det, (uint8_t)a, (uint8_t)b));
         }
     }
     return 0;

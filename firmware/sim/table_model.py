@@ -189,6 +189,11 @@ PRESS_P = 0.06
 #: A feint lands where the crosstalk on its pad stays under this (so "touch" is unambiguous).
 FEINT_QUIET_MV = 60.0
 MAX_ROUNDS_PER_FILE = 20
+#: A warm-up (``generate(warmup=True)``): before the rounds, each player slaps alone once (pads in
+#: order, a normal hand), this far apart, as players try their pads at a new table; the box learns
+#: from it. Its slaps are not the rounds': the bench judges only the rounds after it.
+WARMUP_SPACING_US = 50_000
+WARMUP_HAND = "sharp"
 
 #: Fixed hardest cases: rounds every 100 ms (the first at FIRST_ROUND_US).
 CASE_SPACING_US = 100_000
@@ -448,10 +453,11 @@ class ScenarioFile:
     duration_us: int
     notes: list[str] = field(default_factory=list)
     spacing_us: int = ROUND_SPACING_US
+    warmup: list[Round] = field(default_factory=list)
 
     @property
     def events(self) -> int:
-        """Scenario events in the file."""
+        """Scenario events in the file's rounds (the warm-up apart)."""
         return sum(r.events for r in self.rounds)
 
     def text(self) -> str:
@@ -460,7 +466,7 @@ class ScenarioFile:
         out += [f"# {n}" for n in self.notes]
         out += [f"# {self.table.describe()}", f"duration_us {self.duration_us}", f"seed {self.noise_seed}"]
         out += self.electrical.directives()
-        for r in self.rounds:
+        for r in [*self.warmup, *self.rounds]:
             out += r.lines()
         for line in out:
             if len(line) > MAX_LINE:
@@ -473,6 +479,7 @@ class ScenarioFile:
             "scenario": f"{self.name}.scn", "noise_seed": self.noise_seed, "duration_us": self.duration_us,
             "round_spacing_us": self.spacing_us, "table": asdict(self.table),
             "electrical": asdict(self.electrical), "rounds": [r.truth() for r in self.rounds],
+            "warmup": [r.truth() for r in self.warmup],
         }
 
 
@@ -645,28 +652,51 @@ def draw_round(rng: random.Random, table: Table, elec: Electrical, index: int, s
     return rnd
 
 
+def draw_warmup(rng: random.Random, table: Table, elec: Electrical) -> list[Round]:
+    """Each player slaps alone once, pads in order, WARMUP_SPACING_US apart from FIRST_ROUND_US."""
+    out = []
+    for pad in range(1, PADS + 1):
+        start = FIRST_ROUND_US + (pad - 1) * WARMUP_SPACING_US
+        rnd = Round(index=0, start_us=start, case="warmup", players=[pad])
+        c = make_contact(rng, table, elec, pad, start + rng.randint(*FIRST_CONTACT_US), WARMUP_HAND, role="warm-up")
+        rnd.contacts.append(c)
+        rnd.crosstalk += crosstalk_from(rng, table, c)
+        rnd.mark_shaken()
+        out.append(rnd)
+    return out
+
+
 def generate(rounds: int, seed: int, players: tuple[int, int] = (2, 8), frontend: str = "biased",
-             prefix: str = "table") -> list[ScenarioFile]:
-    """``rounds`` random rounds packed into scenario files (a new table and new conditions per file)."""
+             prefix: str = "table", warmup: bool = False) -> list[ScenarioFile]:
+    """``rounds`` random rounds packed into scenario files (a new table and new conditions per file).
+
+    With ``warmup`` each file starts with draw_warmup()'s solo slaps and its rounds come after them:
+    the same rounds as without, later by PADS * WARMUP_SPACING_US (the warm-up draws from a random
+    sequence of its own)."""
     if not 1 <= players[0] <= players[1] <= PADS:
         raise ValueError(f"players must be within 1..{PADS}, got {players}")
     rng = random.Random(seed)
     files: list[ScenarioFile] = []
     done = 0
+    first = FIRST_ROUND_US + (PADS * WARMUP_SPACING_US if warmup else 0)
     while done < rounds:
         table, elec = Table.draw(rng), Electrical.draw(rng, frontend)
         f = ScenarioFile(name=f"{prefix}_{len(files) + 1:03d}", noise_seed=rng.randrange(1, 2**31),
                          table=table, electrical=elec, rounds=[], duration_us=0)
+        if warmup:
+            f.warmup = draw_warmup(random.Random(f.noise_seed), table, elec)
         while done < rounds and len(f.rounds) < MAX_ROUNDS_PER_FILE:
-            start = FIRST_ROUND_US + len(f.rounds) * ROUND_SPACING_US
+            start = first + len(f.rounds) * ROUND_SPACING_US
             rnd = draw_round(rng, table, elec, done + 1, start, players)
             if f.events + rnd.events > MAX_EVENTS_PER_FILE:
                 break  # drawn again on the next table
             f.rounds.append(rnd)
             done += 1
-        f.duration_us = FIRST_ROUND_US + len(f.rounds) * ROUND_SPACING_US
+        f.duration_us = first + len(f.rounds) * ROUND_SPACING_US
         f.notes = [f"{len(f.rounds)} random rounds (of {rounds}, seed {seed}), one every {ROUND_SPACING_US} us; "
                    f"the truth of each contact is in truth.json"]
+        if warmup:
+            f.notes.insert(0, f"a warm-up first: each player slaps alone once, {WARMUP_SPACING_US} us apart")
         files.append(f)
     return files
 
