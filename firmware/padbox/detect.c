@@ -1429,9 +1429,11 @@ static uint8_t crosstalk_source(const detect_t *d, const detect_pad_state_t *s, 
             int32_t delay = XT_DELAY_MAX_US;
             uint8_t known = d->pair_delay[pair_slot(j, pad)];
             if (known & DETECT_PAIR_KNOWN) {
-                /* (learnt, and dated as this contact is: a margin either way) */
+                /* (learnt, and dated as this contact is: a margin either way;
+                 * sooner only counts for a contact that began on a pad at rest:
+                 * on a moving pad an onset may be dated 0.3 ms early) */
                 delay = (int32_t)(known & 0x7Fu) * DETECT_PAIR_UNIT_US;
-                if (gap < delay - DETECT_PAIR_EARLY_US) continue;
+                if (gap < delay - DETECT_PAIR_EARLY_US && (c->flags & DETECT_C_CLEAN)) continue;
                 delay += DETECT_PAIR_LATE_US;
             }
 #ifdef DETECT_ORACLE
