@@ -27,10 +27,13 @@ gap between two samples of a pad, flash, RAM and the stack's high-water
 mark. A contact is "shaken" when crosstalk over the touch threshold is on
 its pad while its push rises (the model's flag): such slaps are split out.
 Then the 10 s hum-only scenario and the fixed hardest cases apart.
+With ``--warmup`` every table starts with a warm-up (each player slaps alone
+once, hard; MODEL.md), not judged: what the box learns of a table before
+the rounds that count (each pair's vibration delay, firmware 2.4).
 The bench reports; it asserts nothing. Targets are printed beside the new
 firmware's figures.
 
-    python -m bench.bench_padbox_detection [--rounds 1000] [--quick] [--no-baseline] [--seed S] [--jobs 2] [--keep DIR]
+    python -m bench.bench_padbox_detection [--rounds 1000] [--quick] [--no-baseline] [--seed S] [--jobs 2] [--keep DIR] [--warmup]
 """
 
 from __future__ import annotations

@@ -1479,10 +1479,15 @@ static uint8_t crosstalk_source(const detect_t *d, const detect_pad_state_t *s, 
  * two agree (the smaller: a shake is more often dated late than early),
  * and only ever shortened after (a shorter delay weakens the rules it
  * feeds, a longer one would turn shakes into slaps). */
-static void learn_pair_delay(detect_t *d, const detect_pad_state_t *s, uint8_t pad, uint8_t src) {
+static COLD void learn_pair_delay(detect_t *d, const detect_pad_state_t *s, uint8_t pad, uint8_t src) {
     if (!(s->c.flags & DETECT_C_CLEAN)) return;
     int32_t gap = since(s->c.onset_us, xt_source_onset);
     if (gap <= 0 || gap > XT_DELAY_MAX_US) return;
+    uint8_t obs = (uint8_t)((uint16_t)(gap + DETECT_PAIR_UNIT_US / 2) / DETECT_PAIR_UNIT_US);
+    if (obs == 0) obs = 1;
+    uint8_t *slot = &d->pair_delay[pair_slot(src, pad)];
+    uint8_t v = *slot & 0x7Fu;
+    if ((*slot & DETECT_PAIR_KNOWN) && obs >= v) return; /* (nothing to learn: most shakes, once the table is known) */
     int32_t xwin = (int32_t)d->pad[pad].xwin_us;
     const detect_pad_state_t *os = d->st;
     for (uint8_t j = 0; j < d->npads; j++, os++) {
@@ -1495,10 +1500,6 @@ static void learn_pair_delay(detect_t *d, const detect_pad_state_t *s, uint8_t p
             continue;
         return; /* another contact could have made this one */
     }
-    uint8_t obs = (uint8_t)((uint16_t)(gap + DETECT_PAIR_UNIT_US / 2) / DETECT_PAIR_UNIT_US);
-    if (obs == 0) obs = 1;
-    uint8_t *slot = &d->pair_delay[pair_slot(src, pad)];
-    uint8_t v = *slot & 0x7Fu;
     uint8_t least = obs < v ? obs : v;
     if (*slot & DETECT_PAIR_KNOWN) *slot = DETECT_PAIR_KNOWN | least;
     else if (v && (uint8_t)(obs > v ? obs - v : v - obs) <= DETECT_PAIR_AGREE) *slot = DETECT_PAIR_KNOWN | least;

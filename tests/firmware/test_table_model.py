@@ -151,6 +151,29 @@ def test_deterministic_by_seed() -> None:
     assert [f.text() for f in a] != [f.text() for f in c]
 
 
+def test_a_warm_up_is_each_player_alone_before_the_same_rounds() -> None:
+    """With a warm-up every file starts with one hard slap on each pad alone (its shakes on the
+    others), and its rounds are the rounds drawn without it, later by the warm-up's length."""
+    plain, warm = tm.generate(30, seed=5), tm.generate(30, seed=5, warmup=True)
+    shift = tm.PADS * tm.WARMUP_SPACING_US
+    assert len(plain) == len(warm)
+    for a, b in zip(plain, warm):
+        assert not a.warmup
+        assert [r.players for r in b.warmup] == [[p] for p in range(1, tm.PADS + 1)]
+        for k, r in enumerate(b.warmup):
+            (c,) = r.contacts
+            assert r.case == "warmup" and c.hand == tm.WARMUP_HAND
+            assert r.start_us == tm.FIRST_ROUND_US + k * tm.WARMUP_SPACING_US
+            assert {x.from_pad for x in r.crosstalk} == {c.pad}
+            # over before the next one (and the rounds) begin
+            assert max(x.t_us for x in [*r.contacts, *r.crosstalk]) < r.start_us + tm.WARMUP_SPACING_US // 4
+        assert b.duration_us == a.duration_us + shift
+        assert [(c.pad, c.t_us + shift, c.hand, c.peak_mv) for r in a.rounds for c in r.contacts] == \
+               [(c.pad, c.t_us, c.hand, c.peak_mv) for r in b.rounds for c in r.contacts]
+        assert b.text().count(": 1 player (pads ") == tm.PADS  # (rounds have 2 to 8)
+        assert len(b.truth()["warmup"]) == tm.PADS
+
+
 def test_command_line_writes_files_and_truth(tmp_path: Path) -> None:
     """The script writes the scenario files and a truth.json that lists every contact of every round."""
     out = subprocess.run([sys.executable, str(SIM / "table_model.py"), "--rounds", "25", "--seed", "3", "--out",
