@@ -1474,29 +1474,31 @@ static uint8_t crosstalk_source(const detect_t *d, const detect_pad_state_t *s, 
 }
 
 /* A shake that only its source could have made (it began on a pad at rest,
- * and no other contact but the source's own shakes began within the window
- * before it) tells the pair's vibration delay: an observation. Known once
+ * and no other contact but the source's own shakes began within the 3.4 ms
+ * before it that vibration needs at most) tells the pair's vibration delay: an observation. Known once
  * two agree (the smaller: a shake is more often dated late than early),
  * and only ever shortened after (a shorter delay weakens the rules it
  * feeds, a longer one would turn shakes into slaps). */
 static COLD void learn_pair_delay(detect_t *d, const detect_pad_state_t *s, uint8_t pad, uint8_t src) {
-    if (!(s->c.flags & DETECT_C_CLEAN)) return;
-    int32_t gap = since(s->c.onset_us, xt_source_onset);
+    /* (16-bit times: every gap that matters is within 3.4 ms; one that
+     * wrapped only loses an observation) */
+    uint16_t onset = (uint16_t)s->c.onset_us, from = (uint16_t)xt_source_onset;
+    int16_t gap = (int16_t)(onset - from);
     if (gap <= 0 || gap > XT_DELAY_MAX_US) return;
     uint8_t obs = (uint8_t)((uint16_t)(gap + DETECT_PAIR_UNIT_US / 2) / DETECT_PAIR_UNIT_US);
     if (obs == 0) obs = 1;
     uint8_t *slot = &d->pair_delay[pair_slot(src, pad)];
     uint8_t v = *slot & 0x7Fu;
     if ((*slot & DETECT_PAIR_KNOWN) && obs >= v) return; /* (nothing to learn: most shakes, once the table is known) */
-    int32_t xwin = (int32_t)d->pad[pad].xwin_us;
     const detect_pad_state_t *os = d->st;
     for (uint8_t j = 0; j < d->npads; j++, os++) {
         if (j == pad || j == src || (os->c.flags & (DETECT_C_LIVE | DETECT_C_XTALK)) != DETECT_C_LIVE) continue;
-        int32_t g = since(s->c.onset_us, os->c.onset_us);
-        if (g <= -(int32_t)DETECT_XT_EARLY_US || g >= xwin) continue;
-        /* (not decided yet, and after the source: most likely its shake too) */
+        uint16_t at = (uint16_t)os->c.onset_us;
+        /* began from XT_DELAY_MAX_US + XT_LATE_US before this to just after it: it could have made it... */
+        if ((uint16_t)(onset + DETECT_XT_EARLY_US - at) >= (uint16_t)(XT_DELAY_MAX_US + XT_LATE_US + DETECT_XT_EARLY_US)) continue;
+        /* (... unless not decided yet and after the source: most likely its shake too) */
         if ((os->state == DETECT_SCAN || os->state == DETECT_PENDING) &&
-            since(os->c.onset_us, xt_source_onset) > (int32_t)DETECT_XT_EARLY_US)
+            (int16_t)(at - from) > (int16_t)DETECT_XT_EARLY_US)
             continue;
         return; /* another contact could have made this one */
     }
@@ -1580,7 +1582,7 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
         return 0;
     }
     if (src != 0xFFu) {
-        learn_pair_delay(d, s, pad, src);
+        if (s->c.flags & DETECT_C_CLEAN) learn_pair_delay(d, s, pad, src); /* (its onset is sure) */
         s->c.flags |= DETECT_C_XTALK;
         s->xt_pad = src;
         s->xt_onset_lo = (uint16_t)xt_source_onset;
