@@ -1475,10 +1475,10 @@ static uint8_t crosstalk_source(const detect_t *d, const detect_pad_state_t *s, 
 
 /* A shake that only its source could have made (it began on a pad at rest,
  * and no other contact but the source's own shakes began within the 3.4 ms
- * before it that vibration needs at most) tells the pair's vibration delay: an observation. Known once
- * two agree (the smaller: a shake is more often dated late than early),
- * and only ever shortened after (a shorter delay weakens the rules it
- * feeds, a longer one would turn shakes into slaps). */
+ * before it that vibration needs at most) is an observation of the pair's
+ * vibration delay. Known once two agree (the smaller: a shake is more often
+ * dated late than early), and only ever shortened after (a shorter delay
+ * weakens the rules it feeds, a longer one would turn shakes into slaps). */
 static COLD void learn_pair_delay(detect_t *d, const detect_pad_state_t *s, uint8_t pad, uint8_t src) {
     /* (16-bit times: every gap that matters is within 3.4 ms; one that
      * wrapped only loses an observation) */

@@ -148,10 +148,12 @@ extern "C" {
  * slap could have made (the table's geometry: fixed while the pads stay
  * put). Kept in units of DETECT_PAIR_UNIT_US (7 bits: up to 4 ms), known
  * once two observations agree within DETECT_PAIR_AGREE units (the smaller
- * is kept, and any smaller one later). Once known, a contact beginning
- * more than DETECT_PAIR_EARLY_US sooner after a slap than the pair's delay
- * is not that slap's shake, nor one beginning DETECT_PAIR_LATE_US later
- * than the delay + XT_LATE_US that rose above the ringing. */
+ * is kept, and any smaller one later). Once known, it stands for the 3 ms
+ * any vibration needs (XT_DELAY_MAX_US) in two rules: a contact that began
+ * on a pad at rest more than DETECT_PAIR_EARLY_US sooner after the other
+ * pad's contact than the delay is not that contact's shake; one that began
+ * more than the delay + DETECT_PAIR_LATE_US + XT_LATE_US after it is only
+ * its shake if no louder than the ringing it rose out of. */
 #define DETECT_PAIRS (DETECT_MAX_PADS * (DETECT_MAX_PADS - 1) / 2)
 #define DETECT_PAIR_UNIT_US 32
 #define DETECT_PAIR_KNOWN 0x80u
