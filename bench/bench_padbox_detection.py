@@ -34,12 +34,20 @@ The bench reports; it asserts nothing. Targets are printed beside the new
 firmware's figures.
 
     python -m bench.bench_padbox_detection [--rounds 1000] [--quick] [--no-baseline] [--seed S] [--jobs 2] [--keep DIR] [--warmup]
+    python -m bench.bench_padbox_detection --host [--slot-us US | --adclogs DIR] ...
+
+``--adclogs DIR`` keeps the sample times the new image took in DIR; the same
+command with ``--host`` then feeds the host's core (built from the working
+tree, with ``HOSTCC`` if set) the very same samples: the image's hits
+exactly, for the tree the logs came from, and for a changed core, what the
+change does on the same samples, apart from what the image's timing does.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import math
 import multiprocessing
 import os
@@ -144,14 +152,18 @@ def _run_host(task: tuple[str, str, list[str]]) -> list[tuple[str, str, list[Hit
     return [(label, name, [HitSeen(*h) for h in hits], {}, 0, secs) for name, hits in per.items()]
 
 
-def _run_file(task: tuple[str, str, str, str, str, str]) -> tuple[str, str, list[HitSeen], dict[str, int], int, float]:
-    """Run one scenario on one image (in a worker): the decoded hits, the harness report, refused lines, seconds."""
-    label, elf, harness, scn, frontend, tmp = task
+def _run_file(task: tuple[str, ...]) -> tuple[str, str, list[HitSeen], dict[str, int], int, float]:
+    """Run one scenario on one image (in a worker): the decoded hits, the harness report, refused lines, seconds.
+
+    The task: label, elf, harness, scenario, frontend, a scratch folder, and optionally a file
+    to log the image's sample times to (``--adclogs``)."""
+    label, elf, harness, scn, frontend, tmp, *adclog = task
     t0 = time.perf_counter()
     build = simtools.Build(Path(elf), Path(elf), Path(harness), "")
     out = Path(tmp) / label
     out.mkdir(parents=True, exist_ok=True)
-    run = simtools.run(build, Path(scn), out, frontend=frontend, timeout=900)
+    run = simtools.run(build, Path(scn), out, frontend=frontend, timeout=900,
+                       adclog=Path(adclog[0]) if adclog else None)
     events = p.PadBoxProtocol().data_received(run.uart)
     hits = [HitSeen(e.pad, e.device_us, e.kind, e.peak) for e in events if isinstance(e, p.Hit)]
     refused = sum(isinstance(e, (p.Refused, p.Dropped)) for e in events)
@@ -528,15 +540,22 @@ def main(argv: list[str] | None = None) -> Report:
     ap.add_argument("--host", action="store_true",
                     help="run the detection core on the host (firmware/sim/hostrun.c: fast, an approximate "
                          "schedule of samples, no scan figures) instead of the image in simavr")
+    ap.add_argument("--adclogs", type=Path, metavar="DIR",
+                    help="with the image: keep the times the new image took each sample in DIR "
+                         "(<file>.adclog); with --host: take each sample at those times instead "
+                         "(hostrun --adclog), so two detection cores are judged on the very same samples")
     ap.add_argument("--slot-us", type=float, default=None,
                     help="with --host: microseconds a sample slot (hostrun's default 18.5, the image's sampler on a quiet table)")
     args = ap.parse_args(argv or [])
     if args.slot_us is not None and (not args.host or args.slot_us <= 0):
         ap.error("--slot-us needs --host and a positive number of microseconds")
+    if args.adclogs is not None and args.slot_us is not None:
+        ap.error("--adclogs and --slot-us: the samples are taken either at the logged times or every slot")
     quick = args.quick or is_quick()
     rounds = args.rounds or (QUICK_ROUNDS if quick else DEFAULT_ROUNDS)
     started = time.perf_counter()
     files = table_model.generate(rounds, args.seed, warmup=args.warmup)
+    drawn = {"rounds": rounds, "seed": args.seed, "warmup": args.warmup}
     cases = table_model.hardest_cases()
     with tempfile.TemporaryDirectory(prefix="padbox-detect-") as tmp_s:
         tmp = Path(tmp_s)
@@ -553,13 +572,31 @@ def main(argv: list[str] | None = None) -> Report:
             binary = build_hostrun(tmp)
             fws = [Firmware("host", "working tree firmware/padbox/detect.c on the host", None, "biased")]
             slot = ["--slot-us", str(args.slot_us)] if args.slot_us else []
-            tasks_host = host_tasks(binary, [str(scn_dir / f"{sf.name}.scn") for sf in order], args.jobs, slot)
+            if args.adclogs:
+                made = args.adclogs / "rounds.json"
+                if not made.is_file() or json.loads(made.read_text()) != drawn:
+                    ap.error(f"--adclogs: {args.adclogs} holds no image run of these rounds ({drawn}): run the "
+                             f"image once with the same options and --adclogs {args.adclogs} (without --host)")
+                logs = {sf.name: args.adclogs / f"{sf.name}.adclog" for sf in order}
+                missing = [str(p) for p in logs.values() if not p.is_file()]
+                if missing:
+                    ap.error(f"--adclogs: no log of the image's samples for {len(missing)} file(s), e.g. "
+                             f"{missing[0]}: run the image once with the same --seed, --rounds, --warmup and "
+                             f"--adclogs {args.adclogs} (without --host)")
+                tasks_host = [("host", str(binary), ["--adclog", str(logs[sf.name]), str(scn_dir / f"{sf.name}.scn")])
+                              for sf in order]
+            else:
+                tasks_host = host_tasks(binary, [str(scn_dir / f"{sf.name}.scn") for sf in order], args.jobs, slot)
         else:
             fws = _build(tmp, baseline=not args.no_baseline)
         built = time.perf_counter()
+        if args.adclogs and not args.host:
+            args.adclogs.mkdir(parents=True, exist_ok=True)
+            (args.adclogs / "rounds.json").write_text(json.dumps(drawn) + "\n")  # (what the logs are of)
         tasks = [] if args.host else [
             (fw.label, str(fw.build.elf), str(fw.build.harness), str(scn_dir / f"{sf.name}.scn"), fw.frontend,
-             str(tmp / "runs")) for sf in order for fw in fws]
+             str(tmp / "runs"), *([str(args.adclogs / f"{sf.name}.adclog")] if args.adclogs and fw.label == "new" else []))
+            for sf in order for fw in fws]
         main_t = {fw.label: Tally() for fw in fws}
         hum_t = {fw.label: Tally() for fw in fws}
         case_t: dict[str, dict[str, Tally]] = {fw.label: {sf.name: Tally() for sf in cases} for fw in fws}
