@@ -2,6 +2,10 @@
  * name lights up, as quiz-buzzer systems do, so a dead or swapped pad is found before
  * the first card.
  *
+ * One at a time and hard: each lone slap also teaches the pad box how vibration crosses
+ * the table (firmware/README.md, "Detection", step 9), so it tells a player's slap from a
+ * neighbour's shake better from the first card.
+ *
  * Runs while no game is running (it starts afresh each time a game ends). A player is
  * checked in by a hit from the pad they are on; a hit from a pad nobody is on is
  * shown too ("pad 4 has nobody on it"), since that is usually a swapped pad.
@@ -25,7 +29,7 @@
     var done = withPad.filter(function (p) { return seen[p.id]; }).length;
     var note = !withPad.length ? "Give each player a pad on a phone first."
       : done === withPad.length ? "Every pad works: ready to play!"
-      : "Check-in: slap your pad once and your name lights up (" + done + " of " + withPad.length + ")";
+      : "Check-in: one at a time, slap your pad hard and your name lights up (" + done + " of " + withPad.length + ")";
     var strays = Object.keys(strayPads).map(function (pad) { return "pad " + pad + " has nobody on it"; });
     var parts = [
       h("h2", { "class": "checkin-title", "data-checkin": "title" }, note),
