@@ -35,6 +35,7 @@ firmware's figures.
 
     python -m bench.bench_padbox_detection [--rounds 1000] [--quick] [--no-baseline] [--seed S] [--jobs 2] [--keep DIR] [--warmup]
     python -m bench.bench_padbox_detection --host [--slot-us US | --adclogs DIR] ...
+    python -m bench.bench_padbox_detection --seeds 20261201,7,3 ... (each seed, then the counts summed)
 
 ``--adclogs DIR`` keeps the sample times the new image took in DIR; the same
 command with ``--host`` then feeds the host's core (built from the working
@@ -546,7 +547,14 @@ def main(argv: list[str] | None = None) -> Report:
                          "(hostrun --adclog), so two detection cores are judged on the very same samples")
     ap.add_argument("--slot-us", type=float, default=None,
                     help="with --host: microseconds a sample slot (hostrun's default 18.5, the image's sampler on a quiet table)")
+    ap.add_argument("--seeds", type=_seed_list, metavar="S1,S2,...",
+                    help="run each of these seeds in turn (each one's table as with --seed), then their sums: "
+                         "an image change moves a seed's counts by ten to thirty with its sample timing alone")
     args = ap.parse_args(argv or [])
+    if args.seeds:
+        if args.keep:
+            ap.error("--seeds and --keep: keep one seed's scenarios at a time (--seed)")
+        return _over_seeds(args.seeds, [a for a in _without_seeds(argv or [])], args.adclogs)
     if args.slot_us is not None and (not args.host or args.slot_us <= 0):
         ap.error("--slot-us needs --host and a positive number of microseconds")
     if args.adclogs is not None and args.slot_us is not None:
@@ -637,6 +645,57 @@ def main(argv: list[str] | None = None) -> Report:
                         "moment the contact's own waveform plus hum reaches the touch threshold")
     report.notes.append("the old firmware runs on the half-wave input (the wiring it was made for); "
                         "the new one on the biased input; the same waveforms")
+    report.write()
+    return report
+
+
+def _seed_list(text: str) -> list[int]:
+    """``--seeds``: whole numbers, comma-separated."""
+    try:
+        seeds = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seeds are whole numbers separated by commas, got {text!r}") from None
+    if not seeds:
+        raise argparse.ArgumentTypeError("give at least one seed")
+    return seeds
+
+
+def _without_seeds(argv: Sequence[str]) -> list[str]:
+    """The command line less ``--seeds``, ``--seed`` and ``--adclogs`` (and their values)."""
+    out: list[str] = []
+    skip = False
+    for a in argv:
+        if skip:
+            skip = False
+            continue
+        if a in ("--seeds", "--seed", "--adclogs"):
+            skip = True
+            continue
+        if a.startswith(("--seeds=", "--seed=", "--adclogs=")):
+            continue
+        out.append(a)
+    return out
+
+
+#: The figures summed over seeds (counts; the rest are per seed only).
+SUMMED = ("slaps", "slaps_dropped", "slaps_as_touch", "false_slaps", "false_touches", "order_wrong",
+          "verdict_first_wrong", "verdict_last_wrong")
+
+
+def _over_seeds(seeds: Sequence[int], argv: list[str], adclogs: Path | None) -> Report:
+    """Run main() once per seed (``--adclogs DIR``: DIR/seed_<S> each), then a report of the counts summed."""
+    per: dict[int, Report] = {}
+    for seed in seeds:
+        extra = ["--seed", str(seed)] + (["--adclogs", str(adclogs / f"seed_{seed}")] if adclogs else [])
+        per[seed] = main([*argv, *extra])
+    labels = sorted({k.split(".")[0] for r in per.values() for k in r.figures})
+    report = Report("padbox_detection_seeds", params={"seeds": list(seeds), "argv": " ".join(argv)})
+    for label in labels:
+        for key in SUMMED:
+            values = [r.figures[f"{label}.{key}"]["value"] for r in per.values() if f"{label}.{key}" in r.figures]
+            if values:
+                report.figure(f"{label}.{key}", sum(values), "sum", " + ".join(f"{v:g}" for v in values))
+    report.notes.append("each seed's own table is printed above it; counts here are summed over the seeds")
     report.write()
     return report
 
