@@ -273,13 +273,14 @@ class Tally:
                 if x.peak_mv >= 100:
                     xt_by_pad[x.pad].append(x.t_us)
         first_round = min((r.start_us for r in sf.rounds), default=0)
+        warmup_from = sf.warmup[0].start_us if sf.warmup else first_round
         for i, h in enumerate(hits):
             if i in used:
                 continue
-            if h.t_us < first_round - 5000 and sf.warmup:
-                continue  # during the warm-up: not judged
-            if h.t_us < first_round - 5000:
+            if h.t_us < warmup_from - 5000:
                 cause = "start-up"
+            elif h.t_us < first_round - 5000:
+                continue  # during the warm-up: not judged
             elif any(t - 500 <= h.t_us <= t + 10_000 for t in xt_by_pad[h.pad]):
                 cause = "crosstalk"
             else:
@@ -554,7 +555,7 @@ def main(argv: list[str] | None = None) -> Report:
     if args.seeds:
         if args.keep:
             ap.error("--seeds and --keep: keep one seed's scenarios at a time (--seed)")
-        return _over_seeds(args.seeds, [a for a in _without_seeds(argv or [])], args.adclogs)
+        return _over_seeds(args.seeds, _without_seeds(argv or []), args.adclogs)
     if args.slot_us is not None and (not args.host or args.slot_us <= 0):
         ap.error("--slot-us needs --host and a positive number of microseconds")
     if args.adclogs is not None and args.slot_us is not None:

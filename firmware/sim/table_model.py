@@ -190,7 +190,7 @@ PRESS_P = 0.06
 FEINT_QUIET_MV = 60.0
 MAX_ROUNDS_PER_FILE = 20
 #: A warm-up (``generate(warmup=True)``): before the rounds, each player slaps alone once (pads in
-#: order, a normal hand), this far apart, as players try their pads at a new table; the box learns
+#: order, hard: WARMUP_HAND), this far apart, as players try their pads at a new table; the box learns
 #: from it. Its slaps are not the rounds': the bench judges only the rounds after it.
 WARMUP_SPACING_US = 50_000
 WARMUP_HAND = "sharp"
