@@ -1456,6 +1456,16 @@ static uint8_t crosstalk_source(const detect_t *d, const detect_pad_state_t *s, 
                 (int)gap, mine, c->clipped_us, src, o->clipped_us);
 #endif
         if (!shake_fits(s, o, mine, src, xtalk)) continue;
+#ifdef DETECT_ORACLE
+#ifndef ORACLE_COUPLING_X10
+#define ORACLE_COUPLING_X10 30u /* (3 x) */
+#endif
+        /* (the table's true coupling: a contact at the rails is no shake of a
+         * slap whose shake here, at three times the coupling times the slap's
+         * estimated peak, stays off them) */
+        if (d->oracle_coupling[j][pad] && DETECT_CLIPPED(c) && (uint32_t)src * d->oracle_coupling[j][pad] * ORACLE_COUPLING_X10 < 480u * 10000u)
+            continue;
+#endif
         /* Of all that can explain it, the likeliest: one that clearly came
          * first (vibration takes time to cross), then the loudest. It is
          * what the pad remembers as its shake's source ("again" above): a

@@ -287,6 +287,7 @@ typedef struct detect {
     uint8_t pair_delay[DETECT_PAIRS]; /* each pair's vibration delay (detect_pair_delay; 0: none yet) */
 #ifdef DETECT_ORACLE
     int32_t oracle_delay[DETECT_MAX_PADS][DETECT_MAX_PADS]; /* an experiment's: the table's true delays (0: none) */
+    uint16_t oracle_coupling[DETECT_MAX_PADS][DETECT_MAX_PADS]; /* ... and couplings (shake / slap, x 1000; 0: none) */
 #endif
     uint16_t dropped_xtalk;        /* contacts dropped as crosstalk since init */
     uint16_t dropped_glitch;       /* contacts dropped as too short (glitches) */

@@ -44,12 +44,14 @@ static int show_learnt;
 /* Built with -DDETECT_ORACLE (an experiment, never the firmware's): the
  * table's truth from the scenario's comments, as if the detector had
  * learnt it perfectly: ORACLE_DISC=1 each disc's polarity, ORACLE_DELAY=1
- * each pair's delay; ORACLE_REST=1 puts a moving pad's rest where it truly
- * is. What learning the table, or a perfect rest, could bring at best. */
+ * each pair's delay, ORACLE_COUPLING=1 each pair's coupling; ORACLE_REST=1
+ * puts a moving pad's rest where it truly is. What learning the table, or a
+ * perfect rest, could bring at best. */
 static void oracle_setup(const char *path) {
     FILE *f = fopen(path, "r");
     char line[300];
-    int disc = getenv("ORACLE_DISC") != NULL, delay = getenv("ORACLE_DELAY") != NULL;
+    int disc = getenv("ORACLE_DISC") != NULL, delay = getenv("ORACLE_DELAY") != NULL,
+        coupling = getenv("ORACLE_COUPLING") != NULL;
     if (disc)
         for (int q = 0; q < 8; q++) det.st[q].disc = 1, det.st[q].disc_votes = 8;
     while (f && fgets(line, sizeof line, f)) {
@@ -64,6 +66,9 @@ static void oracle_setup(const char *path) {
         char *c = strstr(line, "crosstalk from pad");
         if (delay && c && sscanf(line, "hit %d", &to) == 1 && sscanf(c, "crosstalk from pad %d: %*f x after %d", &from, &dl) == 2)
             det.oracle_delay[from - 1][to - 1] = dl;
+        double k;
+        if (coupling && c && sscanf(line, "hit %d", &to) == 1 && sscanf(c, "crosstalk from pad %d: %lf x", &from, &k) == 2)
+            det.oracle_coupling[from - 1][to - 1] = (uint16_t)(k * 1000.0 + 0.5);
     }
     if (f) fclose(f);
 }
