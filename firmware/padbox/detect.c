@@ -180,7 +180,6 @@ static uint32_t decide_time(const detect_t *d, const detect_pad_state_t *s) {
 static uint16_t rest_threshold(const detect_t *d, const detect_pad_state_t *s, uint8_t pad);
 
 void detect_settings_changed(detect_t *d) {
-    for (uint8_t i = 0; i < DETECT_MAX_PADS; i++) d->thr[i] = detect_start_threshold(&d->pad[i]);
     d->max_scan_us = max_scan_us(d);
     /* A contact already waiting is decided by the new settings, one being
      * scanned scans for the new scan time. */
@@ -234,8 +233,8 @@ static uint8_t take_work(detect_t *d) {
 
 /* What a contact must reach at rest: the pad's threshold, or three gates on a noisy pad. */
 static uint16_t rest_threshold(const detect_t *d, const detect_pad_state_t *s, uint8_t pad) {
-    uint16_t g = (uint16_t)(3u * gate(s));
-    return g > d->thr[pad] ? g : d->thr[pad];
+    uint16_t g = (uint16_t)(3u * gate(s)), t = detect_start_threshold(&d->pad[pad]);
+    return g > t ? g : t;
 }
 
 uint16_t detect_level(const detect_t *d, uint8_t pad, uint16_t raw) {
@@ -388,6 +387,7 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
     }
     uint8_t j = (uint8_t)((s->hist_at + k) & (DETECT_HIST - 1u));
     s->c.flags = s->state == DETECT_REST ? (DETECT_C_LIVE | DETECT_C_CLEAN) : DETECT_C_LIVE;
+    s->shake_gap = 0; /* (no sure shake of this contact yet) */
     /* On a moving pad, the ringing level it rose out of: its own share of the peak is what is above it. */
     s->under = s->state == DETECT_REST ? 0 : s->ref;
     s->pol = pol;
@@ -1391,6 +1391,49 @@ static COLD uint8_t shake_fits(const detect_pad_state_t *s, const detect_contact
     return 1;
 }
 
+/* Whether a contact dropped as src's shake on pad q could only have been
+ * that: no other contact (bar shakes) began on any pad within the 3.4 ms
+ * that vibration needs before it (at: its onset). */
+static uint8_t only_source(const detect_t *d, uint8_t q, uint8_t src, uint32_t at) {
+    const detect_pad_state_t *os = d->st;
+    for (uint8_t r = 0; r < d->npads; r++, os++) {
+        if (r == q || r == src || (os->c.flags & (DETECT_C_LIVE | DETECT_C_XTALK)) != DETECT_C_LIVE) continue;
+        int32_t g = since(at, os->c.onset_us);
+        if (g >= -(int32_t)DETECT_XT_EARLY_US && g <= (int32_t)(XT_DELAY_MAX_US + XT_LATE_US)) return 0;
+    }
+    return 1;
+}
+
+/* A contact of pad q (state s) dropped as the shake of src's contact: if
+ * it is off the rails and could have been no other slap's shake, and is
+ * the smallest such shake that slap made so far, src remembers when and
+ * how large it came (louder_than_its_shake). */
+static COLD void note_sure_shake(detect_t *d, const detect_pad_state_t *s, uint8_t q, uint8_t src) {
+    detect_pad_state_t *os = &d->st[src];
+    /* (16-bit times: a shake that counts began within 4 ms of its slap) */
+    uint16_t gap = (uint16_t)((uint16_t)s->c.onset_us - (uint16_t)xt_source_onset);
+    if (DETECT_CLIPPED(&s->c) || gap >= 255u * DETECT_SHAKE_UNIT_US || (uint32_t)os->c.onset_us != xt_source_onset) return;
+    /* (its largest swing either way: a short half-wave's peak falls between samples) */
+    uint16_t size = s->env > s->c.peak ? s->env : s->c.peak;
+    uint8_t size4 = (uint8_t)(size > 4u * 255u ? 255u : (size + 3u) / 4u);
+    if (os->shake_gap && size4 >= os->shake_size) return; /* (the smallest tells the most) */
+    if (!only_source(d, q, src, s->c.onset_us)) return;
+    os->shake_gap = (uint8_t)(gap / DETECT_SHAKE_UNIT_US + 1u); /* (a power of two: a shift) */
+    os->shake_size = size4;
+}
+
+/* Whether s's contact, beginning gap us after the contact of os (another
+ * pad's), is larger than that slap's shake can be here: more than
+ * DETECT_XT_NEARER_X10 / 10 times a shake it surely made on a pad it
+ * reached DETECT_XT_NEARER_US sooner (vibration weakens as it travels: a
+ * pad it reaches later is no nearer, and shaken no harder). */
+static COLD uint8_t louder_than_its_shake(const detect_pad_state_t *s, const detect_pad_state_t *os, int32_t gap) {
+    if (!os->shake_gap || (int16_t)((os->shake_gap - 1u) * DETECT_SHAKE_UNIT_US) > (int16_t)gap - (int16_t)DETECT_XT_NEARER_US) return 0;
+    /* (16-bit sums: a peak and a threshold are within the ADC's 1023 counts) */
+    uint16_t mine = DETECT_CLIPPED(&s->c) ? (uint16_t)RAIL_DEV : s->c.peak;
+    return (uint16_t)(mine * 10u) > (uint16_t)(os->shake_size * (4u * DETECT_XT_NEARER_X10) + 10u * s->thr);
+}
+
 /* Another pad's contact that explains this pad's as its shake: it began at
  * least DETECT_XT_MIN_DELAY_US and at most xwin_us before it, this one is
  * sharp (a lobe within DETECT_XT_LOBE_US) and at most xtalk % of it. A
@@ -1456,6 +1499,7 @@ static uint8_t crosstalk_source(const detect_t *d, const detect_pad_state_t *s, 
                 (int)gap, mine, c->clipped_us, src, o->clipped_us);
 #endif
         if (!shake_fits(s, o, mine, src, xtalk)) continue;
+        if (louder_than_its_shake(s, os, gap)) continue;
 #ifdef DETECT_ORACLE
 #ifndef ORACLE_COUPLING_X10
 #define ORACLE_COUPLING_X10 30u /* (3 x) */
@@ -1594,6 +1638,7 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
     if (src != 0xFFu) {
         if (s->c.flags & DETECT_C_CLEAN) learn_pair_delay(d, s, pad, src); /* (its onset is sure) */
         s->c.flags |= DETECT_C_XTALK;
+        note_sure_shake(d, s, pad, src);
         s->xt_pad = src;
         s->xt_onset_lo = (uint16_t)xt_source_onset;
         s->xt_peak = peak;

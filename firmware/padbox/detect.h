@@ -144,6 +144,22 @@ extern "C" {
 #ifndef DETECT_XT_EARLY_US
 #define DETECT_XT_EARLY_US 80u
 #endif
+/* A contact is not a slap's shake if it is more than DETECT_XT_NEARER_X10
+ * / 10 times as large (plus the pad's threshold) as a shake that slap
+ * surely made on a pad it reached DETECT_XT_NEARER_US sooner: vibration
+ * weakens as it travels, so a pad it reaches later is farther and shaken
+ * less (the margin: pads' mounts differ, and a short shake's peak falls
+ * between samples, so a shake's size is its largest swing either way).
+ * "Surely": that shake was off the rails and no other contact began in
+ * the 3.4 ms before it. Each slap keeps the smallest such shake (its time
+ * in DETECT_SHAKE_UNIT_US, its size in counts / 4: two bytes a pad). */
+#ifndef DETECT_XT_NEARER_US
+#define DETECT_XT_NEARER_US 150
+#endif
+#define DETECT_SHAKE_UNIT_US 16 /* (a power of two: a shift) */
+#ifndef DETECT_XT_NEARER_X10
+#define DETECT_XT_NEARER_X10 20u
+#endif
 /* Each pair of pads' vibration delay, learnt from the shakes that only one
  * slap could have made (the table's geometry: fixed while the pads stay
  * put). Kept in units of DETECT_PAIR_UNIT_US (7 bits: up to 4 ms), known
@@ -276,6 +292,9 @@ typedef struct {
     uint16_t reported;       /* peak of the last reported contact (mask escape) */
     uint16_t under;          /* the contact began on a moving pad: the ringing level it rose out of */
     uint32_t mask_end_us;    /* no report before this (the last reported onset + mask_us) */
+    uint8_t shake_gap;       /* the smallest shake this contact surely made on another pad: it began
+                                (shake_gap - 1) x DETECT_SHAKE_UNIT_US after it (0: none yet)... */
+    uint8_t shake_size;      /* ... and its largest swing either way, counts / 4 */
 } detect_pad_state_t;
 
 /** The whole detector: settings plus state of every pad. */
@@ -283,7 +302,6 @@ typedef struct detect {
     uint8_t npads;
     detect_pad_config_t pad[DETECT_MAX_PADS];
     detect_pad_state_t st[DETECT_MAX_PADS];
-    uint16_t thr[DETECT_MAX_PADS]; /* start threshold of each pad (cached) */
     uint8_t pair_delay[DETECT_PAIRS]; /* each pair's vibration delay (detect_pair_delay; 0: none yet) */
 #ifdef DETECT_ORACLE
     int32_t oracle_delay[DETECT_MAX_PADS][DETECT_MAX_PADS]; /* an experiment's: the table's true delays (0: none) */

@@ -419,6 +419,42 @@ static void test_pair_delay_learnt(void) {
     SCAN_PERIOD_US = keep;
 }
 
+/* A loud slap's shake is no larger on a pad it reaches later than on one
+ * it reached sooner: a hard slap at the rails on a far pad, a millisecond
+ * after a neighbour's long clipped slap (clipped longer, so it looks like
+ * that slap's shake), is found once that slap's shake on a nearer pad was
+ * small. Without the nearer pad's shake (nothing to tell it by) the same
+ * slap is dropped: what makes the rule worth having. */
+static void test_nearer_shake_smaller(void) {
+    static scenario_t s;
+    unsigned keep = SCAN_PERIOD_US;
+    SCAN_PERIOD_US = 148u;
+    static hits_t h;
+    for (int nearer = 0; nearer < 2; nearer++) {
+        scn_init(&s);
+        s.duration_us = 60000;
+        s.noise_mv = 5;
+        /* pad 4: a long clipped slap; its shakes: pad 5 after 746 us (small), pad 1 after 2117 us (tiny) */
+        add_shaped(&s, 3, 30000, 3600, SCN_EXPECT_SLAP, 392, 0.7, 1023, 7500, -1);
+        if (nearer) add_shaped(&s, 4, 30746, 680, SCN_EXPECT_NONE, 189, 1.0, 1960, 2400, 1);
+        add_shaped(&s, 0, 32117, 125, SCN_EXPECT_NONE, 150, 0.7, 2000, 2400, -1);
+        /* pad 1: a sharp slap 1 ms later, at the rails for a shorter time */
+        add_shaped(&s, 0, 31007, 14600, SCN_EXPECT_SLAP, 186, 0.36, 1388, 7400, -1);
+        add_shaped(&s, 3, 33124, 510, SCN_EXPECT_NONE, 150, 0.75, 1776, 2600, -1);
+        add_shaped(&s, 4, 33417, 320, SCN_EXPECT_NONE, 160, 0.75, 2020, 2700, -1);
+        detect_t d;
+        detect_init(&d, 8);
+        run(&s, &d, 0, &h);
+        int k = hit_near(&h, 0, 31007.0);
+        if (nearer)
+            CHECK(k >= 0 && h.hit[k].is_slap, "the far slap at the rails is found: its source's shake on a nearer pad was small");
+        else
+            CHECK(k < 0, "without the nearer pad's shake, the far slap is taken for the long clipped one's shake");
+        CHECK(hit_near(&h, 3, 30000.0) >= 0, "the long clipped slap is found (%d)", nearer);
+    }
+    SCAN_PERIOD_US = keep;
+}
+
 static void test_poll_buffer_small(void) {
     /* Three simultaneous equal slaps, a buffer of two: two come out, the
      * third is dropped whole rather than garbled, and nothing crashes. */
@@ -490,6 +526,7 @@ int main(int argc, char **argv) {
     test_knee();
     test_disc_learnt();
     test_pair_delay_learnt();
+    test_nearer_shake_smaller();
     printf("sizeof(detect_t) = %u bytes\n", (unsigned)sizeof(detect_t));
     if (failures) {
         printf("%d failure(s)\n", failures);
