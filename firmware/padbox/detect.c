@@ -1276,12 +1276,14 @@ static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
             s->until_lo = (uint16_t)(s->c.onset_us + d->pad[pad].scan_us);
         }
         if ((s->c.flags & (DETECT_C_LOBE | DETECT_C_TURNED | DETECT_C_DATED | DETECT_C_CLEAN)) == (DETECT_C_DATED | DETECT_C_CLEAN) &&
-            knee_now(s, pd) &&
+            knee_now(s, pd) && since(t_us, s->c.onset_us) <= (int32_t)DETECT_XT_LOBE_US &&
             take_work(d)) {
             /* A step far steeper than the rise's before it, where a
              * half-sine's steps only shrink: a hand landing on a pad a
              * neighbour's shake had just set moving. The contact starts
-             * afresh here, as from rest (the walk back stops at the knee). */
+             * afresh here, as from rest (the walk back stops at the knee).
+             * Not after a rise longer than any shake's first half-wave:
+             * that was a slow hand's, and the step a shake's swing over it. */
             s->state = DETECT_REST;
             start_contact(d, s, pad, e, raw, t_us);
             return;
