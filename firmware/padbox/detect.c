@@ -1396,30 +1396,31 @@ static COLD uint8_t shake_fits(const detect_pad_state_t *s, const detect_contact
 /* Whether a contact dropped as src's shake on pad q could only have been
  * that: no other contact (bar shakes) began on any pad within the 3.4 ms
  * that vibration needs before it (at: its onset). */
-static uint8_t only_source(const detect_t *d, uint8_t q, uint8_t src, uint32_t at) {
+static uint8_t only_source(const detect_t *d, uint8_t q, uint8_t src, uint16_t at) {
     const detect_pad_state_t *os = d->st;
     for (uint8_t r = 0; r < d->npads; r++, os++) {
         if (r == q || r == src || (os->c.flags & (DETECT_C_LIVE | DETECT_C_XTALK)) != DETECT_C_LIVE) continue;
-        int32_t g = since(at, os->c.onset_us);
-        if (g >= -(int32_t)DETECT_XT_EARLY_US && g <= (int32_t)(XT_DELAY_MAX_US + XT_LATE_US)) return 0;
+        /* (16-bit times, as learn_pair_delay's: began from 3.4 ms before to just after it) */
+        if ((uint16_t)(at + DETECT_XT_EARLY_US - (uint16_t)os->c.onset_us) < (uint16_t)(XT_DELAY_MAX_US + XT_LATE_US + DETECT_XT_EARLY_US))
+            return 0;
     }
     return 1;
 }
 
-/* A contact of pad q (state s) dropped as the shake of src's contact: if
- * it is off the rails and could have been no other slap's shake, and is
- * the smallest such shake that slap made so far, src remembers when and
- * how large it came (louder_than_its_shake). */
+/* A contact of pad q (state s), off the rails, dropped as the shake of
+ * src's contact: if it could have been no other slap's shake, and is the
+ * smallest such shake that slap made so far, src remembers when and how
+ * large it came (louder_than_its_shake). */
 static COLD void note_sure_shake(detect_t *d, const detect_pad_state_t *s, uint8_t q, uint8_t src) {
     detect_pad_state_t *os = &d->st[src];
     /* (16-bit times: a shake that counts began within 4 ms of its slap) */
     uint16_t gap = (uint16_t)((uint16_t)s->c.onset_us - (uint16_t)xt_source_onset);
-    if (DETECT_CLIPPED(&s->c) || gap >= 255u * DETECT_SHAKE_UNIT_US || (uint32_t)os->c.onset_us != xt_source_onset) return;
+    if (gap >= 255u * DETECT_SHAKE_UNIT_US || (uint32_t)os->c.onset_us != xt_source_onset) return;
     /* (its largest swing either way: a short half-wave's peak falls between samples) */
     uint16_t size = s->env > s->c.peak ? s->env : s->c.peak;
     uint8_t size4 = (uint8_t)(size > 4u * 255u ? 255u : (size + 3u) / 4u);
     if (os->shake_gap && size4 >= os->shake_size) return; /* (the smallest tells the most) */
-    if (!only_source(d, q, src, s->c.onset_us)) return;
+    if (!only_source(d, q, src, (uint16_t)s->c.onset_us)) return;
     os->shake_gap = (uint8_t)(gap / DETECT_SHAKE_UNIT_US + 1u); /* (a power of two: a shift) */
     os->shake_size = size4;
 }
@@ -1430,7 +1431,7 @@ static COLD void note_sure_shake(detect_t *d, const detect_pad_state_t *s, uint8
  * reached DETECT_XT_NEARER_US sooner (vibration weakens as it travels: a
  * pad it reaches later is no nearer, and shaken no harder). */
 static COLD uint8_t louder_than_its_shake(const detect_pad_state_t *s, const detect_pad_state_t *os, int32_t gap) {
-    if (!os->shake_gap || (int16_t)((os->shake_gap - 1u) * DETECT_SHAKE_UNIT_US) > (int16_t)gap - (int16_t)DETECT_XT_NEARER_US) return 0;
+    if (!os->shake_gap || (int32_t)(os->shake_gap - 1u) * DETECT_SHAKE_UNIT_US > gap - (int32_t)DETECT_XT_NEARER_US) return 0;
     /* (16-bit sums: a peak and a threshold are within the ADC's 1023 counts) */
     uint16_t mine = DETECT_CLIPPED(&s->c) ? (uint16_t)RAIL_DEV : s->c.peak;
     return (uint16_t)(mine * 10u) > (uint16_t)(os->shake_size * (4u * DETECT_XT_NEARER_X10) + 10u * s->thr);
@@ -1501,7 +1502,13 @@ static uint8_t crosstalk_source(const detect_t *d, const detect_pad_state_t *s, 
                 (int)gap, mine, c->clipped_us, src, o->clipped_us);
 #endif
         if (!shake_fits(s, o, mine, src, xtalk)) continue;
-        if (louder_than_its_shake(s, os, gap)) continue;
+        if (louder_than_its_shake(s, os, gap)) {
+#ifdef DETECT_DEBUG
+            fprintf(stderr, "   pad %u vs source %u: larger than twice its sure shake (%u x 4, %u us in)\n", pad + 1, j + 1,
+                    os->shake_size, (os->shake_gap - 1u) * DETECT_SHAKE_UNIT_US);
+#endif
+            continue;
+        }
 #ifdef DETECT_ORACLE
 #ifndef ORACLE_COUPLING_X10
 #define ORACLE_COUPLING_X10 30u /* (3 x) */
@@ -1640,7 +1647,7 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
     if (src != 0xFFu) {
         if (s->c.flags & DETECT_C_CLEAN) learn_pair_delay(d, s, pad, src); /* (its onset is sure) */
         s->c.flags |= DETECT_C_XTALK;
-        note_sure_shake(d, s, pad, src);
+        if (!DETECT_CLIPPED(&s->c)) note_sure_shake(d, s, pad, src); /* (off the rails: its size is measured) */
         s->xt_pad = src;
         s->xt_onset_lo = (uint16_t)xt_source_onset;
         s->xt_peak = peak;

@@ -692,7 +692,10 @@ static inline uint8_t fifo_head_now(void) { return fifo_head; }
  * a round (firmware/README.md, "What is not there yet").
  * Early and gently (from 64 samples, 0.5 us a sample; 2.2.0: from 96,
  * 2 us a sample), with a steeper part near the FIFO's end that keeps it
- * from overflowing: the sampler slows a little for longer instead of much
+ * from overflowing (from 108 samples since 2.5.0: from 112, with 2.5.0's
+ * heavier decisions, one burst of the off-model bench's fast tops filled
+ * the FIFO to 129; from 104 the sampler slowed earlier and the bench made
+ * more false slaps): the sampler slows a little for longer instead of much
  * for a short while, and the bench's three seeds had about a third fewer
  * false slaps and the FIFO's fullest at 120-122 samples instead of up to 132
  * (firmware/README.md, "Pacing"). */
@@ -703,7 +706,7 @@ static inline uint8_t fifo_head_now(void) { return fifo_head; }
 #define PACE_TICKS 1u /* ticks (0.5 us) longer a sample beyond FIFO_SLOW */
 #endif
 #ifndef FIFO_FAST
-#define FIFO_FAST 112u
+#define FIFO_FAST 108u
 #endif
 #ifndef PACE_FAST_TICKS
 #define PACE_FAST_TICKS 4u /* ticks more a sample beyond FIFO_FAST */
