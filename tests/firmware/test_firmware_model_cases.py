@@ -32,17 +32,15 @@ pytestmark = pytest.mark.firmware
 
 CASES = ["clipped_neighbour", "eight_within_1ms", "hum_touches", "quiet_first_slapper", "reversed_disc",
          "shaken_then_slapped"]
-#: What is not met yet, and why (firmware 2.5.0 on the biased input). The "clean" and reversed_disc
-#: ones come and go with the image's exact sample times (the previous detection fed 2.5.0's sample
-#: times makes the same mistakes): see firmware/README.md, "What is not there yet" and "Limits".
+#: What is not met yet, and why (firmware 2.5.0 on the biased input). The "clean" one (and
+#: reversed_disc's, met now) come and go with the image's exact sample times (the previous
+#: detection fed 2.5.0's sample times makes the same mistakes): see firmware/README.md, "What is
+#: not there yet" and "Limits".
 NOT_YET = {
     ("quiet_first_slapper", "clean"): "one false slap in round 1: a pad shaken by the quiet slap and then by the "
                                       "loud one takes its first shake for the loud one's (the louder of two that "
                                       "came first; no pair's delay is known yet), so the second looks louder than "
                                       "the loud slap could make it",
-    ("reversed_disc", "found"): "pad 7's soft slap, whose slow rise a shake going the other way turns back, is "
-                                "dated where it rises again, 0.44 ms late (2.4.0's detection on 2.5.0's sample "
-                                "times does the same; on 2.4.0's own it was 0.1 ms early)",
     ("shaken_then_slapped", "found"): "a slap within ~0.5 ms of the shake on its pad is dated to the shake or lost",
     ("eight_within_1ms", "found"): "some slaps are lost: 2 of 24 on the host at 148 us a scan, 4 on the image, whose "
                                    "sampling slows to 290-390 us a scan while eight pads start at once",
