@@ -1363,18 +1363,43 @@ static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
     }
 }
 
+/* The least share of a first half-wave (a half-sine), in %, that a slap
+ * spends at the rails if a shake of at most xtalk % of it reaches them:
+ * (2 / pi) acos(xtalk / 100), 2/3 at the default 50 %. In three straight
+ * pieces that stay under it (by at most 3 up to 80 %, 10 at 95 %): a
+ * lower share only lets more contacts be shakes. */
+static uint8_t clipping_share_pct(uint8_t xtalk) {
+    if (xtalk <= 50u) return (uint8_t)(100u - (2u * xtalk + 2u) / 3u);
+    if (xtalk <= 80u) return (uint8_t)(66u - (6u * (xtalk - 50u) + 6u) / 7u);
+    return xtalk >= 100u ? 0u : (uint8_t)(40u - 2u * (xtalk - 80u));
+}
+
 /* Whether a contact c (of pad state s, estimated peak over its ringing
- * `mine`) fits under o's as its shake, by their peaks (src: o's estimated
- * peak) and, both at the rails, by their shares of the first half-wave
- * there: crosstalk_source()'s checks that need a multiply, out of its loop. */
-static COLD uint8_t shake_fits(const detect_pad_state_t *s, const detect_contact_t *o, uint16_t mine, uint16_t src,
+ * `mine`) fits under os's contact o as its shake, by their peaks (src: o's
+ * estimated peak) and, both at the rails, by their shares of the first
+ * half-wave there: crosstalk_source()'s checks that need a multiply, out
+ * of its loop. */
+static COLD uint8_t shake_fits(const detect_pad_state_t *s, const detect_pad_state_t *os, uint16_t mine, uint16_t src,
                                uint8_t xtalk) {
-    const detect_contact_t *c = &s->c;
+    const detect_contact_t *c = &s->c, *o = &os->c;
     if (DETECT_CLIPPED(c)) {
         /* At the rails both: their peaks are estimates, and a shake
          * clips no longer than the slap that made it. */
         if (!DETECT_CLIPPED(o)) return 0; /* a shake is smaller than its slap */
         if (o->clipped_us < c->clipped_us) return 0; /* ... and clips no longer */
+        /* A shake at most xtalk % of its slap reaches the rails only if the
+         * slap reached them xtalk-fold, so a slap whose first half-wave is
+         * over, begun at rest (its onset sure), that spent too little of it
+         * at the rails shook nothing up to them. Counted generously: its
+         * time there plus a sample gap (each sample at the rails counts the
+         * gap before it), over its length less half a gap (its onset and
+         * end are each dated to about half a gap). */
+        if ((o->flags & (DETECT_C_CLEAN | DETECT_C_LOBE)) == (DETECT_C_CLEAN | DETECT_C_LOBE)) {
+            uint16_t gap = os->lobe_gap, half = (uint16_t)(gap >> 1);
+            if (o->lobe_us > half &&
+                (uint32_t)(o->clipped_us + gap) * 100u < (uint32_t)clipping_share_pct(xtalk) * (uint16_t)(o->lobe_us - half))
+                return 0;
+        }
         /* A first half-wave of one sample, at the rails, has no share
          * to measure (it is all at the rails, whatever its peak): a
          * shake's, as short as that. */
@@ -1501,7 +1526,7 @@ static uint8_t crosstalk_source(const detect_t *d, const detect_pad_state_t *s, 
         fprintf(stderr, "   pad %u vs source %u: gap %d, mine %u (clipped %u), src %u (clipped %u)\n", pad + 1, j + 1,
                 (int)gap, mine, c->clipped_us, src, o->clipped_us);
 #endif
-        if (!shake_fits(s, o, mine, src, xtalk)) continue;
+        if (!shake_fits(s, os, mine, src, xtalk)) continue;
         if (louder_than_its_shake(s, os, gap)) {
 #ifdef DETECT_DEBUG
             fprintf(stderr, "   pad %u vs source %u: larger than twice its sure shake (%u x 4, %u us in)\n", pad + 1, j + 1,

@@ -58,7 +58,9 @@
  *      the rails than the source, nor than DETECT_XT_CLIP_MAX_US, and a
  *      share of the first half-wave at the rails not much over the
  *      source's, unless that half-wave was one sample or shorter than
- *      CLIP_HAND_LOBE_US: a ringing's half-cycle, no hand's). A
+ *      CLIP_HAND_LOBE_US: a ringing's half-cycle, no hand's; and a clean
+ *      source must have spent enough of its own first half-wave at the
+ *      rails to shake anything up to them at xtalk %: 2/3 of it at 50 %). A
  *      quieter slap that came first (by more than DETECT_XT_EARLY_US) is
  *      never dropped for a louder one that came after it. A contact that
  *      began longer after another than vibration takes to cross a table

@@ -455,6 +455,50 @@ static void test_nearer_shake_smaller(void) {
     SCAN_PERIOD_US = keep;
 }
 
+/* A slap that barely clipped, with a long first half-wave (a normal hand
+ * at ~3.2 V: under half of it at the rails), shakes no pad up to the rails
+ * at the default crosstalk of 50 %: a slap at the rails on a neighbour
+ * 0.3-0.4 ms later is a slap, whatever the sample phase. A slap far past
+ * the rails (12 V: nearly all its first half-wave there) does shake its
+ * near neighbour to the rails, and that shake stays out. */
+static void test_barely_clipped_source(void) {
+    static scenario_t s;
+    unsigned keep = SCAN_PERIOD_US;
+    SCAN_PERIOD_US = 148u;
+    static hits_t h;
+    static const unsigned lead[] = {300, 400}, phase[] = {37, 74, 111};
+    for (unsigned i = 0; i < 2; i++)
+        for (unsigned k = 0; k < 3; k++) {
+            uint32_t t0 = 30000u + phase[k];
+            scn_init(&s);
+            s.duration_us = 60000;
+            s.noise_mv = 5;
+            add_shaped(&s, 0, t0, 3200, SCN_EXPECT_SLAP, 500, 0.5, 1200, 4000, 1);
+            add_shaped(&s, 1, t0 + 500u, 900, SCN_EXPECT_NONE, 150, 0.8, 2200, 3000, 1); /* its shake */
+            add_shaped(&s, 1, t0 + lead[i], 3100, SCN_EXPECT_SLAP, 180, 0.5, 1500, 4000, 1);
+            add_shaped(&s, 0, t0 + lead[i] + 500u, 870, SCN_EXPECT_NONE, 150, 0.8, 2200, 3000, 1);
+            detect_t d;
+            detect_init(&d, 8);
+            run(&s, &d, 0, &h);
+            CHECK(hit_near(&h, 0, t0) >= 0 && hit_near(&h, 1, t0 + lead[i]) >= 0,
+                  "both slaps at the rails found, %u us apart (phase %u): got %d hits", lead[i], phase[k], h.n);
+        }
+    for (unsigned k = 0; k < 3; k++) {
+        uint32_t t0 = 30000u + phase[k];
+        scn_init(&s);
+        s.duration_us = 60000;
+        s.noise_mv = 5;
+        add_shaped(&s, 0, t0, 12000, SCN_EXPECT_SLAP, 330, 0.6, 1700, 4800, 1);
+        add_shaped(&s, 1, t0 + 570u, 4800, SCN_EXPECT_NONE, 190, 0.6, 2200, 2800, 1); /* 40 %: at the rails */
+        detect_t d;
+        detect_init(&d, 8);
+        run(&s, &d, 0, &h);
+        CHECK(h.n == 1 && hit_near(&h, 0, t0) >= 0, "a slap far past the rails: its shake at the rails stays out (phase %u), got %d hits",
+              phase[k], h.n);
+    }
+    SCAN_PERIOD_US = keep;
+}
+
 static void test_poll_buffer_small(void) {
     /* Three simultaneous equal slaps, a buffer of two: two come out, the
      * third is dropped whole rather than garbled, and nothing crashes. */
@@ -527,6 +571,7 @@ int main(int argc, char **argv) {
     test_disc_learnt();
     test_pair_delay_learnt();
     test_nearer_shake_smaller();
+    test_barely_clipped_source();
     printf("sizeof(detect_t) = %u bytes\n", (unsigned)sizeof(detect_t));
     if (failures) {
         printf("%d failure(s)\n", failures);
