@@ -1377,10 +1377,11 @@ static uint8_t clipping_share_pct(uint8_t xtalk) {
 /* Whether a contact c (of pad state s, estimated peak over its ringing
  * `mine`) fits under os's contact o as its shake, by their peaks (src: o's
  * estimated peak) and, both at the rails, by their shares of the first
- * half-wave there: crosstalk_source()'s checks that need a multiply, out
- * of its loop. */
+ * half-wave there (share: clipping_share_pct(xtalk), worked out once a
+ * decision): crosstalk_source()'s checks that need a multiply, out of its
+ * loop. */
 static COLD uint8_t shake_fits(const detect_pad_state_t *s, const detect_pad_state_t *os, uint16_t mine, uint16_t src,
-                               uint8_t xtalk) {
+                               uint8_t xtalk, uint8_t share) {
     const detect_contact_t *c = &s->c, *o = &os->c;
     if (DETECT_CLIPPED(c)) {
         /* At the rails both: their peaks are estimates, and a shake
@@ -1397,7 +1398,7 @@ static COLD uint8_t shake_fits(const detect_pad_state_t *s, const detect_pad_sta
         if ((o->flags & (DETECT_C_CLEAN | DETECT_C_LOBE)) == (DETECT_C_CLEAN | DETECT_C_LOBE)) {
             uint16_t gap = os->lobe_gap, half = (uint16_t)(gap >> 1);
             if (o->lobe_us > half &&
-                (uint32_t)(o->clipped_us + gap) * 100u < (uint32_t)clipping_share_pct(xtalk) * (uint16_t)(o->lobe_us - half))
+                (uint32_t)(o->clipped_us + gap) * 100u < (uint32_t)share * (uint16_t)(o->lobe_us - half))
                 return 0;
         }
         /* A first half-wave of one sample, at the rails, has no share
@@ -1480,7 +1481,9 @@ static uint8_t crosstalk_source(const detect_t *d, const detect_pad_state_t *s, 
     if (c->clipped_us > DETECT_XT_CLIP_MAX_US) return 0xFFu; /* longer at the rails than any shake */
     int32_t xwin = (int32_t)cfg->xwin_us;
     uint16_t mine = peak;
+    uint8_t share = 0; /* (step 11's, for a contact at the rails: a division, once) */
     if (!DETECT_CLIPPED(c)) mine = mine > s->under ? (uint16_t)(mine - s->under) : 0u;
+    else share = clipping_share_pct(xtalk);
     /* (what does not depend on the other pad, worked out once: most pads
      * are out at the loop's first checks) louder than the ringing it rose
      * out of, louder than the shake it last had */
@@ -1526,7 +1529,7 @@ static uint8_t crosstalk_source(const detect_t *d, const detect_pad_state_t *s, 
         fprintf(stderr, "   pad %u vs source %u: gap %d, mine %u (clipped %u), src %u (clipped %u)\n", pad + 1, j + 1,
                 (int)gap, mine, c->clipped_us, src, o->clipped_us);
 #endif
-        if (!shake_fits(s, os, mine, src, xtalk)) continue;
+        if (!shake_fits(s, os, mine, src, xtalk, share)) continue;
         if (louder_than_its_shake(s, os, gap)) {
 #ifdef DETECT_DEBUG
             fprintf(stderr, "   pad %u vs source %u: larger than twice its sure shake (%u x 4, %u us in)\n", pad + 1, j + 1,
