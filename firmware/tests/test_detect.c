@@ -466,35 +466,28 @@ static void test_barely_clipped_source(void) {
     unsigned keep = SCAN_PERIOD_US;
     SCAN_PERIOD_US = 148u;
     static hits_t h;
-    static const unsigned lead[] = {300, 400}, phase[] = {37, 74, 111};
-    for (unsigned i = 0; i < 2; i++)
-        for (unsigned k = 0; k < 3; k++) {
-            uint32_t t0 = 30000u + phase[k];
-            scn_init(&s);
-            s.duration_us = 60000;
-            s.noise_mv = 5;
-            add_shaped(&s, 0, t0, 3200, SCN_EXPECT_SLAP, 500, 0.5, 1200, 4000, 1);
-            add_shaped(&s, 1, t0 + 500u, 900, SCN_EXPECT_NONE, 150, 0.8, 2200, 3000, 1); /* its shake */
-            add_shaped(&s, 1, t0 + lead[i], 3100, SCN_EXPECT_SLAP, 180, 0.5, 1500, 4000, 1);
-            add_shaped(&s, 0, t0 + lead[i] + 500u, 870, SCN_EXPECT_NONE, 150, 0.8, 2200, 3000, 1);
-            detect_t d;
-            detect_init(&d, 8);
-            run(&s, &d, 0, &h);
-            CHECK(hit_near(&h, 0, t0) >= 0 && hit_near(&h, 1, t0 + lead[i]) >= 0,
-                  "both slaps at the rails found, %u us apart (phase %u): got %d hits", lead[i], phase[k], h.n);
+    static const uint32_t lead[] = {300, 400};
+    for (unsigned i = 0; i < 2; i++) {
+        const shaped_t ev[] = {
+            {0, 30000, 3200, SCN_EXPECT_SLAP, 500, 0.5, 1200, 4000, 1},
+            {1, 30500, 900, SCN_EXPECT_NONE, 150, 0.8, 2200, 3000, 1}, /* its shake */
+            {1, 30000 + lead[i], 3100, SCN_EXPECT_SLAP, 180, 0.5, 1500, 4000, 1},
+            {0, 30500 + lead[i], 870, SCN_EXPECT_NONE, 150, 0.8, 2200, 3000, 1},
+        };
+        for (uint32_t shift = 37u; shift < 148u; shift += 37u) {
+            run_shaped(&s, ev, 4, shift, 5, &h);
+            CHECK(hit_near(&h, 0, s.ev[0].t_us) >= 0 && hit_near(&h, 1, s.ev[2].t_us) >= 0,
+                  "both slaps at the rails found, %u us apart (shift %u us): got %d hits", (unsigned)lead[i], shift, h.n);
         }
-    for (unsigned k = 0; k < 3; k++) {
-        uint32_t t0 = 30000u + phase[k];
-        scn_init(&s);
-        s.duration_us = 60000;
-        s.noise_mv = 5;
-        add_shaped(&s, 0, t0, 12000, SCN_EXPECT_SLAP, 330, 0.6, 1700, 4800, 1);
-        add_shaped(&s, 1, t0 + 570u, 4800, SCN_EXPECT_NONE, 190, 0.6, 2200, 2800, 1); /* 40 %: at the rails */
-        detect_t d;
-        detect_init(&d, 8);
-        run(&s, &d, 0, &h);
-        CHECK(h.n == 1 && hit_near(&h, 0, t0) >= 0, "a slap far past the rails: its shake at the rails stays out (phase %u), got %d hits",
-              phase[k], h.n);
+    }
+    const shaped_t hard[] = {
+        {0, 30000, 12000, SCN_EXPECT_SLAP, 330, 0.6, 1700, 4800, 1},
+        {1, 30570, 4800, SCN_EXPECT_NONE, 190, 0.6, 2200, 2800, 1}, /* 40 %: at the rails */
+    };
+    for (uint32_t shift = 37u; shift < 148u; shift += 37u) {
+        run_shaped(&s, hard, 2, shift, 5, &h);
+        CHECK(h.n == 1 && hit_near(&h, 0, s.ev[0].t_us) >= 0,
+              "a slap far past the rails: its shake at the rails stays out (shift %u us), got %d hits", shift, h.n);
     }
     SCAN_PERIOD_US = keep;
 }
