@@ -1495,10 +1495,15 @@ static uint8_t crosstalk_source(const detect_t *d, const detect_pad_state_t *s, 
     const detect_pad_state_t *os = d->st;
     for (uint8_t j = 0; j < d->npads; j++, os++) {
         const detect_contact_t *o = &os->c;
-        if ((o->flags & (DETECT_C_LIVE | DETECT_C_XTALK)) != DETECT_C_LIVE) continue; /* (a shake shakes nothing) */
-        if (j == pad) continue;
+        if (!(o->flags & DETECT_C_LIVE) || j == pad) continue;
         int32_t gap = since(onset, o->onset_us); /* > 0: the other came first */
         if (gap < (int32_t)DETECT_XT_MIN_DELAY_US - (int32_t)DETECT_XT_EARLY_US || gap > xwin) continue; /* (both onsets are dated to about half a sample) */
+        /* A shake shakes nothing, but one dropped at the rails (against a
+         * source at the rails too: both sizes estimates), not against its
+         * disc, may have been a slap: it can still be the source of what
+         * began within DETECT_XT_DOUBT_US after it. */
+        if ((o->flags & DETECT_C_XTALK) && ((o->flags & DETECT_C_WRONG) || !DETECT_CLIPPED(o) || gap > (int32_t)DETECT_XT_DOUBT_US))
+            continue;
         {
             int32_t delay = XT_DELAY_MAX_US;
             uint8_t known = d->pair_delay[pair_slot(j, pad)];
@@ -1673,9 +1678,11 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
         return 0;
     }
     if (src != 0xFFu) {
-        if (s->c.flags & DETECT_C_CLEAN) learn_pair_delay(d, s, pad, src); /* (its onset is sure) */
+        /* (what is learnt needs a sure source: a slap reported, or still to be decided) */
+        uint8_t sure = !(d->st[src].c.flags & DETECT_C_XTALK);
+        if (sure && (s->c.flags & DETECT_C_CLEAN)) learn_pair_delay(d, s, pad, src); /* (its onset is sure) */
         s->c.flags |= DETECT_C_XTALK;
-        if (!DETECT_CLIPPED(&s->c)) note_sure_shake(d, s, pad, src); /* (off the rails: its size is measured) */
+        if (sure && !DETECT_CLIPPED(&s->c)) note_sure_shake(d, s, pad, src); /* (off the rails: its size is measured) */
         s->xt_pad = src;
         s->xt_onset_lo = (uint16_t)xt_source_onset;
         s->xt_peak = peak;

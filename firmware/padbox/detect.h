@@ -141,6 +141,12 @@ extern "C" {
 #ifndef DETECT_XT_MIN_DELAY_US
 #define DETECT_XT_MIN_DELAY_US 0u
 #endif
+/* A contact dropped as a shake at the rails may have been a slap (at the
+ * rails, its size and its source's are estimates): it is still a source
+ * for the contacts that began up to this long after it. */
+#ifndef DETECT_XT_DOUBT_US
+#define DETECT_XT_DOUBT_US 1000
+#endif
 /* A shake's onset may come out dated up to this much before its source's
  * (each is dated to about half a sample gap), and still be its shake. */
 #ifndef DETECT_XT_EARLY_US

@@ -492,6 +492,64 @@ static void test_barely_clipped_source(void) {
     SCAN_PERIOD_US = keep;
 }
 
+/* A slap taken for a shake while both it and the slap before it were at
+ * the rails (their sizes only estimates) may have been a player's: its own
+ * shakes on the pads next to it, larger than the first slap's there, are
+ * not false slaps. (A bench round, as the table model made it: a 3.7 V
+ * slap, then a 7.9 V one 0.66 ms later on a pad the first one's shake
+ * had just reached, 190 mV of hum. At one of the four sample phases 2.6.0
+ * took the second slap for the first one's shake, and its shakes on pads
+ * 5 and 7 for slaps. Whether the second slap is found is not asserted:
+ * this detection still drops it at that phase.) */
+static void test_shake_of_a_doubted_slap(void) {
+    static scenario_t s;
+    unsigned keep = SCAN_PERIOD_US;
+    SCAN_PERIOD_US = 148u;
+    static hits_t h;
+    const shaped_t ev[] = {
+        {3, 417303, 3652, SCN_EXPECT_SLAP, 438, 0.43, 1556, 7088, 1},
+        {5, 417961, 7912, SCN_EXPECT_SLAP, 202, 0.45, 1691, 6041, 1},
+        /* the first slap's shakes */
+        {4, 417608, 1172, SCN_EXPECT_NONE, 163, 0.78, 2191, 3359, 1},
+        {2, 417636, 1034, SCN_EXPECT_NONE, 200, 0.89, 2384, 3412, 1},
+        {5, 417823, 712, SCN_EXPECT_NONE, 153, 0.74, 2301, 3462, -1},
+        {6, 417921, 540, SCN_EXPECT_NONE, 143, 0.78, 2232, 3912, 1},
+        {1, 417970, 533, SCN_EXPECT_NONE, 129, 0.96, 2186, 3524, -1},
+        {7, 418148, 365, SCN_EXPECT_NONE, 108, 0.69, 2202, 3668, 1},
+        {0, 418170, 340, SCN_EXPECT_NONE, 135, 0.71, 2289, 3460, -1},
+        /* the second's */
+        {4, 418266, 2540, SCN_EXPECT_NONE, 161, 0.77, 2285, 3300, 1},
+        {6, 418294, 2152, SCN_EXPECT_NONE, 174, 0.91, 2156, 3871, 1},
+        {3, 418481, 1543, SCN_EXPECT_NONE, 192, 0.89, 2374, 3803, 1},
+        {2, 418579, 1218, SCN_EXPECT_NONE, 120, 0.77, 2501, 3301, 1},
+        {7, 418628, 1155, SCN_EXPECT_NONE, 180, 0.89, 2155, 3741, 1},
+        {1, 418806, 791, SCN_EXPECT_NONE, 137, 0.79, 2090, 3531, -1},
+        {0, 418828, 736, SCN_EXPECT_NONE, 128, 0.89, 2483, 3897, 1},
+    };
+    for (uint32_t shift = 0; shift < 148u; shift += 37u) { /* (the sample phase; 2.6.0 failed at 74 us) */
+        scn_init(&s);
+        s.duration_us = 450000;
+        s.seed = 816594905u;
+        s.noise_mv = 7;
+        s.hum_mv = 193;
+        s.hum_hz = 60;
+        s.drift_mv = 74;
+        s.drift_period_us = 5487962;
+        for (int i = 0; i < 16; i++)
+            add_shaped(&s, ev[i].pad0, ev[i].t_us + shift, ev[i].mv, ev[i].expect, ev[i].rise, ev[i].ring, ev[i].hz,
+                       ev[i].tau, ev[i].pol);
+        detect_t d;
+        detect_init(&d, 8);
+        run(&s, &d, 0, &h);
+        int shaken = 0;
+        for (int k = 0; k < h.n; k++)
+            if (h.hit[k].pad != 3 && h.hit[k].pad != 5) shaken++;
+        CHECK(hit_near(&h, 3, s.ev[0].t_us) >= 0 && shaken == 0,
+              "the first slap found, no shake a slap (shift %u us): %d hits, %d on shaken pads", shift, h.n, shaken);
+    }
+    SCAN_PERIOD_US = keep;
+}
+
 static void test_poll_buffer_small(void) {
     /* Three simultaneous equal slaps, a buffer of two: two come out, the
      * third is dropped whole rather than garbled, and nothing crashes. */
@@ -565,6 +623,7 @@ int main(int argc, char **argv) {
     test_pair_delay_learnt();
     test_nearer_shake_smaller();
     test_barely_clipped_source();
+    test_shake_of_a_doubted_slap();
     printf("sizeof(detect_t) = %u bytes\n", (unsigned)sizeof(detect_t));
     if (failures) {
         printf("%d failure(s)\n", failures);
