@@ -387,6 +387,7 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
     }
     uint8_t j = (uint8_t)((s->hist_at + k) & (DETECT_HIST - 1u));
     s->c.flags = s->state == DETECT_REST ? (DETECT_C_LIVE | DETECT_C_CLEAN) : DETECT_C_LIVE;
+    d->doubted &= (uint8_t)~(1u << pad); /* (its contact before is gone) */
     s->shake_gap = 0; /* (no sure shake of this contact yet) */
     /* On a moving pad, the ringing level it rose out of: its own share of the peak is what is above it. */
     s->under = s->state == DETECT_REST ? 0 : s->ref;
@@ -1470,40 +1471,31 @@ static COLD uint8_t louder_than_its_shake(const detect_pad_state_t *s, const det
  * does one whose vibration arrived long before this began. Of several, the
  * likeliest: one that clearly came first, then the loudest. 0xFF: none.
  * The source's onset goes to xt_source_onset. (s: pad's state, d->st[pad].) */
-static uint8_t crosstalk_source(const detect_t *d, const detect_pad_state_t *s, uint8_t pad) {
+/* What crosstalk_source() judges every other pad's contact by (worked
+ * out once a look), and the likeliest source so far. */
+typedef struct {
+    uint32_t onset;
+    int32_t xwin;
+    uint16_t mine, best_src;
+    uint8_t xtalk, share, loud, louder_again, best, best_before;
+} xt_look_t;
+
+/* One look through the other pads' contacts for c's source: those with
+ * flags LIVE | doubted (doubted: 0, or DETECT_C_XTALK for the contacts
+ * dropped as shakes at the rails that may have been slaps), of the pads
+ * in mask. Inlined into both looks: the first, on every decision, stays
+ * as quick as a single one. */
+static inline __attribute__((always_inline)) void look_for_source(const detect_t *d, const detect_pad_state_t *s, uint8_t pad,
+                                                                  xt_look_t *k, uint8_t doubted, uint8_t mask) {
     const detect_contact_t *c = &s->c;
-    const detect_pad_config_t *cfg = &d->pad[pad];
-    uint8_t xtalk = cfg->xtalk;
-    if (xtalk == 0) return 0xFFu;
-    uint16_t peak = estimated_peak(c);
-    /* A hand's push (a light one's shape is not sure: three or four samples, a ringing on them) */
-    if (!sharp(c) && peak >= cfg->slap) return 0xFFu;
-    if (c->clipped_us > DETECT_XT_CLIP_MAX_US) return 0xFFu; /* longer at the rails than any shake */
-    int32_t xwin = (int32_t)cfg->xwin_us;
-    uint16_t mine = peak;
-    uint8_t share = 0; /* (step 11's, for a contact at the rails: a division, once) */
-    if (!DETECT_CLIPPED(c)) mine = mine > s->under ? (uint16_t)(mine - s->under) : 0u;
-    else share = clipping_share_pct(xtalk);
-    /* (what does not depend on the other pad, worked out once: most pads
-     * are out at the loop's first checks) louder than the ringing it rose
-     * out of, louder than the shake it last had */
-    uint8_t loud = peak > s->under + (s->under >> 2) + 2u * s->thr;
-    uint8_t louder_again = mine > s->xt_peak + (s->xt_peak >> 3);
-    uint32_t onset = c->onset_us;
-    uint8_t best = 0xFFu, best_before = 0;
-    uint16_t best_src = 0;
     const detect_pad_state_t *os = d->st;
     for (uint8_t j = 0; j < d->npads; j++, os++) {
         const detect_contact_t *o = &os->c;
-        if (!(o->flags & DETECT_C_LIVE) || j == pad) continue;
-        int32_t gap = since(onset, o->onset_us); /* > 0: the other came first */
-        if (gap < (int32_t)DETECT_XT_MIN_DELAY_US - (int32_t)DETECT_XT_EARLY_US || gap > xwin) continue; /* (both onsets are dated to about half a sample) */
-        /* A shake shakes nothing, but one dropped at the rails (against a
-         * source at the rails too: both sizes estimates), not against its
-         * disc, may have been a slap: it can still be the source of what
-         * began within DETECT_XT_DOUBT_US after it. */
-        if ((o->flags & DETECT_C_XTALK) && ((o->flags & DETECT_C_WRONG) || !DETECT_CLIPPED(o) || gap > (int32_t)DETECT_XT_DOUBT_US))
-            continue;
+        if ((o->flags & (DETECT_C_LIVE | DETECT_C_XTALK)) != (DETECT_C_LIVE | doubted) || j == pad) continue;
+        if (doubted && !(mask & (uint8_t)(1u << j))) continue;
+        int32_t gap = since(k->onset, o->onset_us); /* > 0: the other came first */
+        if (gap < (int32_t)DETECT_XT_MIN_DELAY_US - (int32_t)DETECT_XT_EARLY_US || gap > k->xwin) continue; /* (both onsets are dated to about half a sample) */
+        if (doubted && gap > (int32_t)DETECT_XT_DOUBT_US) continue;
         {
             int32_t delay = XT_DELAY_MAX_US;
             uint8_t known = d->pair_delay[pair_slot(j, pad)];
@@ -1525,16 +1517,16 @@ static uint8_t crosstalk_source(const detect_t *d, const detect_pad_state_t *s, 
             /* Its shake arrived here long before this contact began: this
              * can be no more than that shake's ringing, no louder than the
              * ringing it rose out of. */
-            if (gap > delay + XT_LATE_US && loud) continue;
+            if (gap > delay + XT_LATE_US && k->loud) continue;
         }
         /* louder than the shake it already made */
-        if (louder_again && j == s->xt_pad && (uint16_t)o->onset_us == s->xt_onset_lo) continue;
+        if (k->louder_again && j == s->xt_pad && (uint16_t)o->onset_us == s->xt_onset_lo) continue;
         uint16_t src = estimated_peak(o);
 #ifdef DETECT_DEBUG
         fprintf(stderr, "   pad %u vs source %u: gap %d, mine %u (clipped %u), src %u (clipped %u)\n", pad + 1, j + 1,
-                (int)gap, mine, c->clipped_us, src, o->clipped_us);
+                (int)gap, k->mine, c->clipped_us, src, o->clipped_us);
 #endif
-        if (!shake_fits(s, os, mine, src, xtalk, share)) continue;
+        if (!shake_fits(s, os, k->mine, src, k->xtalk, k->share)) continue;
         if (louder_than_its_shake(s, os, gap)) {
 #ifdef DETECT_DEBUG
             fprintf(stderr, "   pad %u vs source %u: larger than twice its sure shake (%u x 4, %u us in)\n", pad + 1, j + 1,
@@ -1559,14 +1551,47 @@ static uint8_t crosstalk_source(const detect_t *d, const detect_pad_state_t *s, 
          * the loud one's shake, arriving later, look louder than the shake
          * it had made, and a false slap. */
         uint8_t before = gap > (int32_t)DETECT_XT_EARLY_US;
-        if (best == 0xFFu || before > best_before || (before == best_before && src > best_src)) {
-            best = j;
-            best_before = before;
-            best_src = src;
+        if (k->best == 0xFFu || before > k->best_before || (before == k->best_before && src > k->best_src)) {
+            k->best = j;
+            k->best_before = before;
+            k->best_src = src;
             xt_source_onset = o->onset_us;
         }
     }
-    return best;
+}
+
+static uint8_t crosstalk_source(const detect_t *d, const detect_pad_state_t *s, uint8_t pad) {
+    const detect_contact_t *c = &s->c;
+    const detect_pad_config_t *cfg = &d->pad[pad];
+    xt_look_t k;
+    k.xtalk = cfg->xtalk;
+    if (k.xtalk == 0) return 0xFFu;
+    uint16_t peak = estimated_peak(c);
+    /* A hand's push (a light one's shape is not sure: three or four samples, a ringing on them) */
+    if (!sharp(c) && peak >= cfg->slap) return 0xFFu;
+    if (c->clipped_us > DETECT_XT_CLIP_MAX_US) return 0xFFu; /* longer at the rails than any shake */
+    k.xwin = (int32_t)cfg->xwin_us;
+    k.mine = peak;
+    k.share = 0; /* (step 11's, for a contact at the rails: a division, once) */
+    if (!DETECT_CLIPPED(c)) k.mine = k.mine > s->under ? (uint16_t)(k.mine - s->under) : 0u;
+    else k.share = clipping_share_pct(k.xtalk);
+    /* (what does not depend on the other pad, worked out once: most pads
+     * are out at the loop's first checks) louder than the ringing it rose
+     * out of, louder than the shake it last had */
+    k.loud = peak > s->under + (s->under >> 2) + 2u * s->thr;
+    k.louder_again = k.mine > s->xt_peak + (s->xt_peak >> 3);
+    k.onset = c->onset_us;
+    k.best = 0xFFu;
+    k.best_before = 0;
+    k.best_src = 0;
+    /* First the contacts taken for slaps, or still to be decided (a shake
+     * shakes nothing); then, if none explains this one, those dropped as
+     * shakes at the rails (against a source at the rails too: both sizes
+     * estimates) that may have been slaps, had this begun within
+     * DETECT_XT_DOUBT_US after them. */
+    look_for_source(d, s, pad, &k, 0, 0xFFu);
+    if (k.best == 0xFFu && d->doubted) look_for_source(d, s, pad, &k, DETECT_C_XTALK, d->doubted);
+    return k.best;
 }
 
 /* A shake that only its source could have made (it began on a pad at rest,
@@ -1682,7 +1707,8 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
         uint8_t sure = !(d->st[src].c.flags & DETECT_C_XTALK);
         if (sure && (s->c.flags & DETECT_C_CLEAN)) learn_pair_delay(d, s, pad, src); /* (its onset is sure) */
         s->c.flags |= DETECT_C_XTALK;
-        if (sure && !DETECT_CLIPPED(&s->c)) note_sure_shake(d, s, pad, src); /* (off the rails: its size is measured) */
+        if (DETECT_CLIPPED(&s->c)) d->doubted |= (uint8_t)(1u << pad); /* (it may have been a slap: crosstalk_source) */
+        else if (sure) note_sure_shake(d, s, pad, src); /* (off the rails: its size is measured) */
         s->xt_pad = src;
         s->xt_onset_lo = (uint16_t)xt_source_onset;
         s->xt_peak = peak;

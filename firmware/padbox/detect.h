@@ -324,6 +324,8 @@ typedef struct detect {
                                       DETECT_WORK_PER_SCAN a scan */
     uint16_t max_scan_us;          /* the longest pad[].scan_us (cached: every contact's decision
                                       time needs it) */
+    uint8_t doubted;               /* a bit a pad: its contact was dropped as a shake at the rails,
+                                      and may have been a slap (DETECT_XT_DOUBT_US) */
 } detect_t;
 
 /** The factory settings of one pad. */
