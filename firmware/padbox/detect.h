@@ -65,7 +65,10 @@
  *      never dropped for a louder one that came after it. A contact that
  *      began longer after another than vibration takes to cross a table
  *      (XT_DELAY_MAX_US) and its first half-wave lasts is that one's shake
- *      only if no louder than the ringing it rose out of.
+ *      only if no louder than the ringing it rose out of. A shake shakes
+ *      nothing, but one dropped at the rails (both sizes estimates) may
+ *      have been a slap: when no other contact explains one that began
+ *      within DETECT_XT_DOUBT_US after it, it may.
  *   6. REPORT a slap if the (estimated) peak reaches the slap threshold,
  *      else a touch: a light contact must be a finger's push (began at
  *      rest, a first half-wave of DETECT_TOUCH_LOBE_US or more, over within
@@ -142,8 +145,9 @@ extern "C" {
 #define DETECT_XT_MIN_DELAY_US 0u
 #endif
 /* A contact dropped as a shake at the rails may have been a slap (at the
- * rails, its size and its source's are estimates): it is still a source
- * for the contacts that began up to this long after it. */
+ * rails, its size and its source's are estimates): it is still a source,
+ * when no other contact is, for the contacts that began up to this long
+ * after it. */
 #ifndef DETECT_XT_DOUBT_US
 #define DETECT_XT_DOUBT_US 1000
 #endif
