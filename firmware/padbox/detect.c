@@ -1464,13 +1464,6 @@ static COLD uint8_t louder_than_its_shake(const detect_pad_state_t *s, const det
     return (uint16_t)(mine * 10u) > (uint16_t)(os->shake_size * (4u * DETECT_XT_NEARER_X10) + 10u * s->thr);
 }
 
-/* Another pad's contact that explains this pad's as its shake: it began at
- * least DETECT_XT_MIN_DELAY_US and at most xwin_us before it, this one is
- * sharp (a lobe within DETECT_XT_LOBE_US) and at most xtalk % of it. A
- * slap that shook the pad already explains no more than its ringing, nor
- * does one whose vibration arrived long before this began. Of several, the
- * likeliest: one that clearly came first, then the loudest. 0xFF: none.
- * The source's onset goes to xt_source_onset. (s: pad's state, d->st[pad].) */
 /* What crosstalk_source() judges every other pad's contact by (worked
  * out once a look), and the likeliest source so far. */
 typedef struct {
@@ -1560,6 +1553,15 @@ static inline __attribute__((always_inline)) void look_for_source(const detect_t
     }
 }
 
+/* Another pad's contact that explains this pad's as its shake: it began at
+ * least DETECT_XT_MIN_DELAY_US and at most xwin_us before it, this one is
+ * sharp (a lobe within DETECT_XT_LOBE_US) and at most xtalk % of it. A
+ * slap that shook the pad already explains no more than its ringing, nor
+ * does one whose vibration arrived long before this began. Of several, the
+ * likeliest: one that clearly came first, then the loudest. A contact
+ * dropped as a shake itself is one only at the rails, and only if no other
+ * contact is (step 12). 0xFF: none. The source's onset goes to
+ * xt_source_onset. (s: pad's state, d->st[pad].) */
 static uint8_t crosstalk_source(const detect_t *d, const detect_pad_state_t *s, uint8_t pad) {
     const detect_contact_t *c = &s->c;
     const detect_pad_config_t *cfg = &d->pad[pad];
