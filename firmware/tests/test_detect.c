@@ -495,58 +495,67 @@ static void test_barely_clipped_source(void) {
 /* A slap taken for a shake while both it and the slap before it were at
  * the rails (their sizes only estimates) may have been a player's: its own
  * shakes on the pads next to it, larger than the first slap's there, are
- * not false slaps. (A bench round, as the table model made it: a 3.7 V
- * slap, then a 7.9 V one 0.66 ms later on a pad the first one's shake
- * had just reached, 190 mV of hum. At one of the four sample phases 2.6.0
- * took the second slap for the first one's shake, and its shakes on pads
- * 5 and 7 for slaps. Whether the second slap is found is not asserted:
- * this detection still drops it at that phase.) */
+ * not false slaps (step 12). A bench round, as the table model made it
+ * (seed 20261201, table_142 round 786): a 7.8 V slap on pad 6, a 10.8 V
+ * one on pad 3 1 ms later, each shaking all seven other pads. At some
+ * sample phases the second slap is taken for the first one's shake (both
+ * at the rails for two samples); its shakes on pads 2 and 4 (2.4 and 2.2
+ * V, three times the first slap's there) then came out as slaps: 2.6.0's
+ * detection, at its share margin or at 2.7.0's, makes two at each phase it
+ * drops the second slap (37 and 74 us). That this detection still drops it
+ * there is what the test relies on, not what it asks for. */
 static void test_shake_of_a_doubted_slap(void) {
     static scenario_t s;
     unsigned keep = SCAN_PERIOD_US;
     SCAN_PERIOD_US = 148u;
     static hits_t h;
     const shaped_t ev[] = {
-        {3, 417303, 3652, SCN_EXPECT_SLAP, 438, 0.43, 1556, 7088, 1},
-        {5, 417961, 7912, SCN_EXPECT_SLAP, 202, 0.45, 1691, 6041, 1},
+        {5, 276680, 7791, SCN_EXPECT_SLAP, 195, 0.65, 1637, 7622, -1},
+        {2, 277718, 10753, SCN_EXPECT_SLAP, 157, 0.35, 1915, 3718, 1},
         /* the first slap's shakes */
-        {4, 417608, 1172, SCN_EXPECT_NONE, 163, 0.78, 2191, 3359, 1},
-        {2, 417636, 1034, SCN_EXPECT_NONE, 200, 0.89, 2384, 3412, 1},
-        {5, 417823, 712, SCN_EXPECT_NONE, 153, 0.74, 2301, 3462, -1},
-        {6, 417921, 540, SCN_EXPECT_NONE, 143, 0.78, 2232, 3912, 1},
-        {1, 417970, 533, SCN_EXPECT_NONE, 129, 0.96, 2186, 3524, -1},
-        {7, 418148, 365, SCN_EXPECT_NONE, 108, 0.69, 2202, 3668, 1},
-        {0, 418170, 340, SCN_EXPECT_NONE, 135, 0.71, 2289, 3460, -1},
+        {4, 277038, 1449, SCN_EXPECT_NONE, 154, 0.74, 2602, 4000, -1},
+        {6, 277071, 1496, SCN_EXPECT_NONE, 194, 0.63, 2639, 4000, 1},
+        {3, 277289, 927, SCN_EXPECT_NONE, 122, 0.97, 2562, 3609, 1},
+        {2, 277404, 826, SCN_EXPECT_NONE, 141, 0.78, 2908, 4000, 1},
+        {7, 277461, 717, SCN_EXPECT_NONE, 165, 0.99, 3000, 3759, 1},
+        {1, 277671, 499, SCN_EXPECT_NONE, 146, 0.89, 2684, 4000, -1},
+        {0, 277696, 483, SCN_EXPECT_NONE, 119, 0.63, 2948, 3583, -1},
         /* the second's */
-        {4, 418266, 2540, SCN_EXPECT_NONE, 161, 0.77, 2285, 3300, 1},
-        {6, 418294, 2152, SCN_EXPECT_NONE, 174, 0.91, 2156, 3871, 1},
-        {3, 418481, 1543, SCN_EXPECT_NONE, 192, 0.89, 2374, 3803, 1},
-        {2, 418579, 1218, SCN_EXPECT_NONE, 120, 0.77, 2501, 3301, 1},
-        {7, 418628, 1155, SCN_EXPECT_NONE, 180, 0.89, 2155, 3741, 1},
-        {1, 418806, 791, SCN_EXPECT_NONE, 137, 0.79, 2090, 3531, -1},
-        {0, 418828, 736, SCN_EXPECT_NONE, 128, 0.89, 2483, 3897, 1},
+        {1, 278109, 2419, SCN_EXPECT_NONE, 174, 0.97, 2976, 4000, 1},
+        {3, 278109, 2237, SCN_EXPECT_NONE, 166, 0.91, 3000, 4000, 1},
+        {6, 278327, 1624, SCN_EXPECT_NONE, 174, 0.62, 2556, 4000, 1},
+        {0, 278372, 1516, SCN_EXPECT_NONE, 116, 0.63, 2726, 3843, 1},
+        {4, 278372, 1366, SCN_EXPECT_NONE, 129, 0.63, 3000, 3584, -1},
+        {5, 278442, 1140, SCN_EXPECT_NONE, 119, 0.86, 2873, 3560, 1},
+        {7, 278442, 1290, SCN_EXPECT_NONE, 101, 0.67, 2697, 4000, -1},
     };
-    for (uint32_t shift = 0; shift < 148u; shift += 37u) { /* (the sample phase; 2.6.0 failed at 74 us) */
+    int doubted = 0; /* (phases at which the second slap was taken for a shake) */
+    for (uint32_t shift = 0; shift < 148u; shift += 37u) { /* (the sample phase) */
         scn_init(&s);
-        s.duration_us = 450000;
-        s.seed = 816594905u;
-        s.noise_mv = 7;
-        s.hum_mv = 193;
-        s.hum_hz = 60;
-        s.drift_mv = 74;
-        s.drift_period_us = 5487962;
+        s.duration_us = 300000;
+        s.seed = 517603870u;
+        s.noise_mv = 10;
+        s.hum_mv = 44;
+        s.hum_hz = 50;
+        s.drift_mv = 88;
+        s.drift_period_us = 6684229;
+        s.bias_mv = 2508;
         for (int i = 0; i < 16; i++)
             add_shaped(&s, ev[i].pad0, ev[i].t_us + shift, ev[i].mv, ev[i].expect, ev[i].rise, ev[i].ring, ev[i].hz,
                        ev[i].tau, ev[i].pol);
         detect_t d;
         detect_init(&d, 8);
         run(&s, &d, 0, &h);
+        CHECK(hit_near(&h, 5, s.ev[0].t_us) >= 0, "the first slap found (shift %u us)", shift);
+        if (hit_near(&h, 2, s.ev[1].t_us) >= 0) continue; /* (found: not the case this is about) */
+        doubted++;
         int shaken = 0;
         for (int k = 0; k < h.n; k++)
-            if (h.hit[k].pad != 3 && h.hit[k].pad != 5) shaken++;
-        CHECK(hit_near(&h, 3, s.ev[0].t_us) >= 0 && shaken == 0,
-              "the first slap found, no shake a slap (shift %u us): %d hits, %d on shaken pads", shift, h.n, shaken);
+            if (h.hit[k].pad != 5) shaken++;
+        CHECK(shaken == 0, "the second slap taken for a shake, its shakes no slaps (shift %u us): %d hits on shaken pads",
+              shift, shaken);
     }
+    CHECK(doubted > 0, "the second slap was taken for a shake at some phase (else this tests nothing)");
     SCAN_PERIOD_US = keep;
 }
 
