@@ -1477,17 +1477,17 @@ typedef struct {
 
 /* One look through the other pads' contacts for c's source: those with
  * flags LIVE | doubted (doubted: 0, or DETECT_C_XTALK for the contacts
- * dropped as shakes at the rails that may have been slaps), of the pads
- * in mask. Inlined into both looks: the first, on every decision, stays
+ * dropped as shakes at the rails that may have been slaps: d->doubted's
+ * pads). Inlined into both looks: the first, on every decision, stays
  * as quick as a single one. */
 static inline __attribute__((always_inline)) void look_for_source(const detect_t *d, const detect_pad_state_t *s, uint8_t pad,
-                                                                  xt_look_t *k, uint8_t doubted, uint8_t mask) {
+                                                                  xt_look_t *k, uint8_t doubted) {
     const detect_contact_t *c = &s->c;
     const detect_pad_state_t *os = d->st;
     for (uint8_t j = 0; j < d->npads; j++, os++) {
         const detect_contact_t *o = &os->c;
         if ((o->flags & (DETECT_C_LIVE | DETECT_C_XTALK)) != (DETECT_C_LIVE | doubted) || j == pad) continue;
-        if (doubted && !(mask & (uint8_t)(1u << j))) continue;
+        if (doubted && !(d->doubted & (uint8_t)(1u << j))) continue;
         int32_t gap = since(k->onset, o->onset_us); /* > 0: the other came first */
         if (gap < (int32_t)DETECT_XT_MIN_DELAY_US - (int32_t)DETECT_XT_EARLY_US || gap > k->xwin) continue; /* (both onsets are dated to about half a sample) */
         if (doubted && gap > (int32_t)DETECT_XT_DOUBT_US) continue;
@@ -1593,8 +1593,8 @@ static uint8_t crosstalk_source(const detect_t *d, const detect_pad_state_t *s, 
      * shakes at the rails (against a source at the rails too: both sizes
      * estimates) that may have been slaps, had this begun within
      * DETECT_XT_DOUBT_US after them. */
-    look_for_source(d, s, pad, &k, 0, 0xFFu);
-    if (k.best == 0xFFu && d->doubted) look_for_source(d, s, pad, &k, DETECT_C_XTALK, d->doubted);
+    look_for_source(d, s, pad, &k, 0);
+    if (k.best == 0xFFu && d->doubted) look_for_source(d, s, pad, &k, DETECT_C_XTALK);
     return k.best;
 }
 
