@@ -216,6 +216,7 @@ void detect_init(detect_t *d, uint8_t npads) {
         d->st[i].mask_end_us = 0;
     }
     d->work = 0xFFu;
+    d->shake_lobe8 = DETECT_SHAKE_LOBE_START_US / 8u;
     detect_settings_changed(d);
 }
 
@@ -477,11 +478,13 @@ static ALWAYS_INLINE void follow_ring(detect_pad_state_t *s) {
 
 static uint8_t crosstalk_source(const detect_t *d, const detect_pad_state_t *s, uint8_t pad);
 
-/* Table vibration: a first half-wave over within DETECT_XT_LOBE_US (at 130
+/* Table vibration: a first half-wave over within DETECT_XT_LOBE_US, or
+ * the table's learnt limit (step 13) if longer (at 130
  * us a sample; the half-wave is measured to about a sample, so a slower
  * scan allows as much more). */
-static uint8_t sharp_on(const detect_pad_state_t *s, const detect_contact_t *c) {
-    uint16_t dt = s->lobe_gap, limit = DETECT_XT_LOBE_US;
+static uint8_t sharp_on(const detect_t *d, const detect_pad_state_t *s, const detect_contact_t *c) {
+    uint16_t dt = s->lobe_gap, limit = (uint16_t)(d->shake_lobe8 * DETECT_SHAKE_LOBE_X8); /* (step 13: x 8 us x X8 / 8) */
+    if (limit < DETECT_XT_LOBE_US) limit = DETECT_XT_LOBE_US;
     if (dt > 130u && dt < 1000u) limit = (uint16_t)(limit + dt - 130u);
     /* At the rails for two samples or more, a shake was a hard one (over
      * ~1.5 x the rails), and its first half-wave is at most ~400 us long
@@ -489,7 +492,7 @@ static uint8_t sharp_on(const detect_pad_state_t *s, const detect_contact_t *c) 
     if (c->clipped_us > DETECT_XT_CLIP_LONG_US && limit > DETECT_XT_CLIPPED_LOBE_US) limit = DETECT_XT_CLIPPED_LOBE_US;
     return (c->flags & DETECT_C_LOBE) && c->lobe_us <= limit;
 }
-#define sharp(c) sharp_on(s, (c))
+#define sharp(c) sharp_on(d, s, (c))
 
 /* A light contact that is a finger's touch: it began on a pad at rest, and
  * its first half-wave lasted at least DETECT_TOUCH_LOBE_US and was over
@@ -1651,6 +1654,34 @@ static void vote_disc(detect_pad_state_t *s, int8_t pol) {
     s->disc = v >= DISC_SURE ? 1 : v <= -DISC_SURE ? -1 : 0;
 }
 
+/* Step 13: a contact that began at rest, off the rails, and is
+ * DETECT_SHAKE_LOBE_RATIO times smaller than a contact on another pad
+ * that began DETECT_XT_EARLY_US to xwin_us before it is a shake by size
+ * and time alone (a player's slap that much quieter than one just before
+ * it is rare; every slap shakes seven pads): its first half-wave moves the
+ * table's learnt one, a running median, a step towards it. What is sharp
+ * then follows the table's own shakes, however slow its top makes them. */
+static COLD void learn_shake_lobe(detect_t *d, const detect_pad_state_t *s, uint8_t pad, uint16_t peak) {
+    const detect_contact_t *c = &s->c;
+    if ((c->flags & (DETECT_C_CLEAN | DETECT_C_LOBE)) != (DETECT_C_CLEAN | DETECT_C_LOBE) || c->clipped_us) return;
+    const detect_pad_state_t *os = d->st;
+    for (uint8_t j = 0; j < d->npads; j++, os++) {
+        const detect_contact_t *o = &os->c;
+        if (j == pad || !(o->flags & DETECT_C_LIVE)) continue;
+        int32_t gap = since(c->onset_us, o->onset_us);
+        if (gap <= (int32_t)DETECT_XT_EARLY_US || gap > (int32_t)d->pad[pad].xwin_us) continue;
+        if (estimated_peak(o) < (uint32_t)DETECT_SHAKE_LOBE_RATIO * peak) continue;
+        uint16_t l8 = c->lobe_us >> 3;
+        uint8_t m = d->shake_lobe8, step = DETECT_SHAKE_LOBE_STEP_US / 8u;
+        if (l8 > 255u) l8 = 255u;
+        /* (a step towards it, never past it) */
+        if ((uint8_t)l8 > m) m = (uint8_t)((uint8_t)l8 - m > step ? m + step : l8);
+        else m = (uint8_t)(m - (uint8_t)l8 > step ? m - step : l8);
+        d->shake_lobe8 = m;
+        return;
+    }
+}
+
 COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, detect_hit_t *out) {
     if (pad >= d->npads) return 0;
     detect_pad_state_t *s = &d->st[pad];
@@ -1687,8 +1718,9 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
         d->dropped_xtalk++;
         return 0;
     }
-    uint8_t src = crosstalk_source(d, s, pad);
     uint16_t peak = estimated_peak(&s->c);
+    learn_shake_lobe(d, s, pad, peak); /* (before its own decision, as the table's shakes so far and this one) */
+    uint8_t src = crosstalk_source(d, s, pad);
 #ifdef DETECT_DEBUG
     fprintf(stderr, "pad %u decide at %u onset %u peak %u lobe %u clipped %u above %u clean %u under %u -> %s %u\n", pad + 1,
             now_us, s->c.onset_us, peak, s->c.lobe_us, s->c.clipped_us, s->above, (s->c.flags & DETECT_C_CLEAN) != 0,

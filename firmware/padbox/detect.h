@@ -69,6 +69,10 @@
  *      nothing, but one dropped at the rails (both sizes estimates) may
  *      have been a slap: when no other contact explains one that began
  *      within DETECT_XT_DOUBT_US after it, it may.
+ *      Sharp is learnt too: a table whose shakes come slower (a soft top,
+ *      a low ringing) has them judged by its own shakes' first half-wave
+ *      (DETECT_SHAKE_LOBE_X8; step 13), never by less than
+ *      DETECT_XT_LOBE_US.
  *   6. REPORT a slap if the (estimated) peak reaches the slap threshold,
  *      else a touch: a light contact must be a finger's push (began at
  *      rest, a first half-wave of DETECT_TOUCH_LOBE_US or more, over within
@@ -112,9 +116,29 @@ extern "C" {
 #define DETECT_HIST 8u /* (a power of two: the code masks with 7) */
 /* Decide a contact this long after its scan ends. */
 #define DETECT_DECIDE_MARGIN_US 500u
-/* Table vibration's first half-wave lasts at most this long. */
+/* Table vibration's first half-wave lasts at most this long, or at most
+ * DETECT_SHAKE_LOBE_X8 / 8 times the table's (step 13), if longer. */
 #ifndef DETECT_XT_LOBE_US
 #define DETECT_XT_LOBE_US 480u
+#endif
+/* Step 13: the table's shakes' first half-wave, learnt as the running
+ * median of the contacts that are shakes by size and time alone (began at
+ * rest, off the rails, DETECT_SHAKE_LOBE_RATIO times smaller than a contact
+ * that began DETECT_XT_EARLY_US to xwin_us before them): it starts at
+ * DETECT_SHAKE_LOBE_START_US (the model's ~265 us), moves by
+ * DETECT_SHAKE_LOBE_STEP_US a contact, and a shake is sharp within
+ * DETECT_SHAKE_LOBE_X8 / 8 times it. */
+#ifndef DETECT_SHAKE_LOBE_START_US
+#define DETECT_SHAKE_LOBE_START_US 256u
+#endif
+#ifndef DETECT_SHAKE_LOBE_STEP_US
+#define DETECT_SHAKE_LOBE_STEP_US 16u
+#endif
+#ifndef DETECT_SHAKE_LOBE_RATIO
+#define DETECT_SHAKE_LOBE_RATIO 4u
+#endif
+#ifndef DETECT_SHAKE_LOBE_X8
+#define DETECT_SHAKE_LOBE_X8 14u
 #endif
 /* A light touch's first half-wave lasts at least this long (a finger's
  * push; overlapping table vibration stays shorter). */
@@ -330,6 +354,7 @@ typedef struct detect {
                                       time needs it) */
     uint8_t doubted;               /* a bit a pad: its contact was dropped as a shake at the rails,
                                       and may have been a slap (DETECT_XT_DOUBT_US) */
+    uint8_t shake_lobe8;           /* the table's shakes' first half-wave, learnt (x 8 us; step 13) */
 } detect_t;
 
 /** The factory settings of one pad. */

@@ -560,6 +560,60 @@ static void test_shake_of_a_doubted_slap(void) {
     SCAN_PERIOD_US = keep;
 }
 
+/* Step 13: a table whose shakes come slowly (a soft top: a first
+ * half-wave of ~0.7 ms, longer than DETECT_XT_LOBE_US) teaches the box
+ * what its shakes look like. A hard slap on pad 1, its slow shake on pad 2
+ * big enough for a slap: on a fresh box, not sharp, so a hand's: a false
+ * slap. After a few rounds of the same table's smaller shakes (learnt from
+ * by size and time alone), the same shake is dropped. On the model's
+ * table (shakes rising in ~120 us) the limit stays DETECT_XT_LOBE_US. */
+static void test_shake_lobe_learnt(void) {
+    static scenario_t s;
+    unsigned keep = SCAN_PERIOD_US;
+    SCAN_PERIOD_US = 148u;
+    static hits_t h;
+    const uint32_t last = 500000u; /* the round judged */
+    for (int slow = 0; slow < 2; slow++) {
+        double rise = slow ? 350.0 : 120.0, hz = slow ? 900.0 : 2300.0;
+        for (int learn = 0; learn < 2; learn++) {
+            scn_init(&s);
+            s.duration_us = 600000;
+            s.noise_mv = 5;
+            if (learn)
+                for (uint32_t t = 40000u; t < last; t += 60000u) {
+                    add_shaped(&s, 0, t, 9000, SCN_EXPECT_SLAP, 250, 0.5, 1200, 5000, 1);
+                    add_shaped(&s, 1, t + 600u, 550, SCN_EXPECT_NONE, rise, 0.5, hz, 3000, 1);
+                    add_shaped(&s, 2, t + 900u, 450, SCN_EXPECT_NONE, rise, 0.5, hz, 3000, -1);
+                }
+            add_shaped(&s, 0, last, 9000, SCN_EXPECT_SLAP, 250, 0.5, 1200, 5000, 1);
+            add_shaped(&s, 1, last + 600u, 1400, SCN_EXPECT_NONE, rise, 0.5, hz, 3000, 1);
+            detect_t d;
+            detect_init(&d, 8);
+            run(&s, &d, 0, &h);
+            unsigned lobe = d.shake_lobe8 * 8u;
+            int k = hit_near(&h, 1, last + 600.0);
+            if (!slow) {
+                /* (the limit is DETECT_SHAKE_LOBE_X8 / 8 of the learnt lobe, never under DETECT_XT_LOBE_US) */
+                CHECK(lobe * DETECT_SHAKE_LOBE_X8 / 8u <= DETECT_XT_LOBE_US,
+                      "fast shakes (learnt %d): learnt %u us, the limit stays %u us", learn, lobe, DETECT_XT_LOBE_US);
+                CHECK(k < 0, "a fast shake is dropped with or without learning (learnt %d)", learn);
+            } else if (learn) {
+                /* (16 shakes at 16 us a step: still on its way to their ~0.6 ms, the limit well past 480 us already) */
+                CHECK(lobe * DETECT_SHAKE_LOBE_X8 / 8u >= 800u && lobe <= 900u,
+                      "slow shakes: their first half-wave learnt as %u us (~600)", lobe);
+                CHECK(k < 0, "after the learning, the slow shake is dropped");
+                CHECK(h.n == 9, "the nine slaps on pad 1 and nothing else, got %d hits", h.n);
+            } else {
+                CHECK(lobe <= DETECT_SHAKE_LOBE_START_US + DETECT_SHAKE_LOBE_STEP_US,
+                      "one shake moves a fresh box's lobe a step at most (%u)", lobe);
+                /* (what makes the rule worth having: this means nothing if the slow shake is dropped anyway) */
+                CHECK(k >= 0, "on a fresh box, the slow shake is taken for a slap");
+            }
+        }
+    }
+    SCAN_PERIOD_US = keep;
+}
+
 static void test_poll_buffer_small(void) {
     /* Three simultaneous equal slaps, a buffer of two: two come out, the
      * third is dropped whole rather than garbled, and nothing crashes. */
@@ -634,6 +688,7 @@ int main(int argc, char **argv) {
     test_nearer_shake_smaller();
     test_barely_clipped_source();
     test_shake_of_a_doubted_slap();
+    test_shake_lobe_learnt();
     printf("sizeof(detect_t) = %u bytes\n", (unsigned)sizeof(detect_t));
     if (failures) {
         printf("%d failure(s)\n", failures);
