@@ -220,6 +220,13 @@ void detect_init(detect_t *d, uint8_t npads) {
     detect_settings_changed(d);
 }
 
+uint16_t detect_sharp_us(const detect_t *d) {
+    /* (twice the learnt median less DETECT_SHAKE_LOBE_LESS_US; the median is in 8 us units) */
+    uint16_t limit = (uint16_t)(d->shake_lobe8 * (2u * 8u));
+    return limit > DETECT_XT_LOBE_US + DETECT_SHAKE_LOBE_LESS_US ? (uint16_t)(limit - DETECT_SHAKE_LOBE_LESS_US)
+                                                                 : DETECT_XT_LOBE_US;
+}
+
 static uint16_t gate(const detect_pad_state_t *s) { return (uint16_t)(s->nf + GATE_MARGIN); }
 
 /* A unit of the scan's budget for heavy work (a contact's start, a
@@ -483,8 +490,7 @@ static uint8_t crosstalk_source(const detect_t *d, const detect_pad_state_t *s, 
  * us a sample; the half-wave is measured to about a sample, so a slower
  * scan allows as much more). */
 static uint8_t sharp_on(const detect_t *d, const detect_pad_state_t *s, const detect_contact_t *c) {
-    uint16_t dt = s->lobe_gap, limit = (uint16_t)(d->shake_lobe8 * DETECT_SHAKE_LOBE_X8); /* (step 13: x 8 us x X8 / 8) */
-    if (limit < DETECT_XT_LOBE_US) limit = DETECT_XT_LOBE_US;
+    uint16_t dt = s->lobe_gap, limit = detect_sharp_us(d);
     if (dt > 130u && dt < 1000u) limit = (uint16_t)(limit + dt - 130u);
     /* At the rails for two samples or more, a shake was a hard one (over
      * ~1.5 x the rails), and its first half-wave is at most ~400 us long
@@ -1661,16 +1667,19 @@ static void vote_disc(detect_pad_state_t *s, int8_t pol) {
  * it is rare; every slap shakes seven pads): its first half-wave moves the
  * table's learnt one, a running median, a step towards it. What is sharp
  * then follows the table's own shakes, however slow its top makes them. */
-static COLD void learn_shake_lobe(detect_t *d, const detect_pad_state_t *s, uint8_t pad, uint16_t peak) {
-    const detect_contact_t *c = &s->c;
-    if ((c->flags & (DETECT_C_CLEAN | DETECT_C_LOBE)) != (DETECT_C_CLEAN | DETECT_C_LOBE) || c->clipped_us) return;
+static COLD void learn_shake_lobe(detect_t *d, const detect_contact_t *c, uint8_t pad) {
+    if ((c->flags & (DETECT_C_CLEAN | DETECT_C_LOBE)) != (DETECT_C_CLEAN | DETECT_C_LOBE) || DETECT_CLIPPED(c)) return;
+    uint16_t need = (uint16_t)(DETECT_SHAKE_LOBE_RATIO * c->peak); /* (off the rails: its peak is measured) */
+    uint32_t onset = c->onset_us;
     const detect_pad_state_t *os = d->st;
     for (uint8_t j = 0; j < d->npads; j++, os++) {
         const detect_contact_t *o = &os->c;
         if (j == pad || !(o->flags & DETECT_C_LIVE)) continue;
-        int32_t gap = since(c->onset_us, o->onset_us);
+        /* (the cheap test first: a clipped contact's estimate only adds to its peak) */
+        if (o->peak < need && !DETECT_CLIPPED(o)) continue;
+        int32_t gap = since(onset, o->onset_us);
         if (gap <= (int32_t)DETECT_XT_EARLY_US || gap > (int32_t)d->pad[pad].xwin_us) continue;
-        if (estimated_peak(o) < (uint32_t)DETECT_SHAKE_LOBE_RATIO * peak) continue;
+        if (DETECT_CLIPPED(o) && estimated_peak(o) < need) continue;
         uint16_t l8 = c->lobe_us >> 3;
         uint8_t m = d->shake_lobe8, step = DETECT_SHAKE_LOBE_STEP_US / 8u;
         if (l8 > 255u) l8 = 255u;
@@ -1718,9 +1727,9 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
         d->dropped_xtalk++;
         return 0;
     }
-    uint16_t peak = estimated_peak(&s->c);
-    learn_shake_lobe(d, s, pad, peak); /* (before its own decision, as the table's shakes so far and this one) */
+    learn_shake_lobe(d, &s->c, pad); /* (before its own decision: judged by the table's shakes, this one too) */
     uint8_t src = crosstalk_source(d, s, pad);
+    uint16_t peak = estimated_peak(&s->c);
 #ifdef DETECT_DEBUG
     fprintf(stderr, "pad %u decide at %u onset %u peak %u lobe %u clipped %u above %u clean %u under %u -> %s %u\n", pad + 1,
             now_us, s->c.onset_us, peak, s->c.lobe_us, s->c.clipped_us, s->above, (s->c.flags & DETECT_C_CLEAN) != 0,

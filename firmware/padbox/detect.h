@@ -71,7 +71,7 @@
  *      within DETECT_XT_DOUBT_US after it, it may.
  *      Sharp is learnt too: a table whose shakes come slower (a soft top,
  *      a low ringing) has them judged by its own shakes' first half-wave
- *      (DETECT_SHAKE_LOBE_X8; step 13), never by less than
+ *      (detect_sharp_us; step 13), never by less than
  *      DETECT_XT_LOBE_US.
  *   6. REPORT a slap if the (estimated) peak reaches the slap threshold,
  *      else a touch: a light contact must be a finger's push (began at
@@ -117,7 +117,7 @@ extern "C" {
 /* Decide a contact this long after its scan ends. */
 #define DETECT_DECIDE_MARGIN_US 500u
 /* Table vibration's first half-wave lasts at most this long, or at most
- * DETECT_SHAKE_LOBE_X8 / 8 times the table's (step 13), if longer. */
+ * as long as detect_sharp_us() says the table's does (step 13), if longer. */
 #ifndef DETECT_XT_LOBE_US
 #define DETECT_XT_LOBE_US 480u
 #endif
@@ -126,8 +126,10 @@ extern "C" {
  * rest, off the rails, DETECT_SHAKE_LOBE_RATIO times smaller than a contact
  * that began DETECT_XT_EARLY_US to xwin_us before them): it starts at
  * DETECT_SHAKE_LOBE_START_US (the model's ~265 us), moves by
- * DETECT_SHAKE_LOBE_STEP_US a contact, and a shake is sharp within
- * DETECT_SHAKE_LOBE_X8 / 8 times it. */
+ * DETECT_SHAKE_LOBE_STEP_US a contact, and a shake is sharp within twice
+ * it less DETECT_SHAKE_LOBE_LESS_US (detect_sharp_us), never within less
+ * than DETECT_XT_LOBE_US: on the model's tables (a median of 250-320 us)
+ * that is 480 us. */
 #ifndef DETECT_SHAKE_LOBE_START_US
 #define DETECT_SHAKE_LOBE_START_US 256u
 #endif
@@ -137,8 +139,8 @@ extern "C" {
 #ifndef DETECT_SHAKE_LOBE_RATIO
 #define DETECT_SHAKE_LOBE_RATIO 4u
 #endif
-#ifndef DETECT_SHAKE_LOBE_X8
-#define DETECT_SHAKE_LOBE_X8 14u
+#ifndef DETECT_SHAKE_LOBE_LESS_US
+#define DETECT_SHAKE_LOBE_LESS_US 120u
 #endif
 /* A light touch's first half-wave lasts at least this long (a finger's
  * push; overlapping table vibration stays shorter). */
@@ -359,6 +361,10 @@ typedef struct detect {
 
 /** The factory settings of one pad. */
 void detect_default_config(detect_pad_config_t *cfg);
+
+/** How long a first half-wave may last and be a shake's (sharp, step 5):
+ * DETECT_XT_LOBE_US, or longer on a table whose shakes come slower (step 13). */
+uint16_t detect_sharp_us(const detect_t *d);
 
 /** The level at which a contact starts on a pad with these settings. */
 uint16_t detect_start_threshold(const detect_pad_config_t *cfg);

@@ -593,14 +593,14 @@ static void test_shake_lobe_learnt(void) {
             unsigned lobe = d.shake_lobe8 * 8u;
             int k = hit_near(&h, 1, last + 600.0);
             if (!slow) {
-                /* (the limit is DETECT_SHAKE_LOBE_X8 / 8 of the learnt lobe, never under DETECT_XT_LOBE_US) */
-                CHECK(lobe * DETECT_SHAKE_LOBE_X8 / 8u <= DETECT_XT_LOBE_US,
-                      "fast shakes (learnt %d): learnt %u us, the limit stays %u us", learn, lobe, DETECT_XT_LOBE_US);
+                CHECK(detect_sharp_us(&d) == DETECT_XT_LOBE_US, "fast shakes (learnt %d): learnt %u us, the limit %u us stays %u us",
+                      learn, lobe, detect_sharp_us(&d), DETECT_XT_LOBE_US);
                 CHECK(k < 0, "a fast shake is dropped with or without learning (learnt %d)", learn);
             } else if (learn) {
                 /* (16 shakes at 16 us a step: still on its way to their ~0.6 ms, the limit well past 480 us already) */
-                CHECK(lobe * DETECT_SHAKE_LOBE_X8 / 8u >= 800u && lobe <= 900u,
-                      "slow shakes: their first half-wave learnt as %u us (~600)", lobe);
+                CHECK(detect_sharp_us(&d) >= 800u && lobe <= 900u,
+                      "slow shakes: their first half-wave learnt as %u us (~600), sharp within %u us", lobe,
+                      detect_sharp_us(&d));
                 CHECK(k < 0, "after the learning, the slow shake is dropped");
                 CHECK(h.n == 9, "the nine slaps on pad 1 and nothing else, got %d hits", h.n);
             } else {
