@@ -1660,15 +1660,17 @@ static void vote_disc(detect_pad_state_t *s, int8_t pol) {
     s->disc = v >= DISC_SURE ? 1 : v <= -DISC_SURE ? -1 : 0;
 }
 
-/* Step 13: a contact that began at rest, off the rails, and is
- * DETECT_SHAKE_LOBE_RATIO times smaller than a contact on another pad
- * that began DETECT_XT_EARLY_US to xwin_us before it is a shake by size
- * and time alone (a player's slap that much quieter than one just before
- * it is rare; every slap shakes seven pads): its first half-wave moves the
- * table's learnt one, a running median, a step towards it. What is sharp
- * then follows the table's own shakes, however slow its top makes them. */
+/* Step 13: a contact off the rails that is DETECT_SHAKE_LOBE_RATIO times
+ * smaller than a contact on another pad that began DETECT_XT_EARLY_US to
+ * xwin_us before it is a shake by size and time alone (a player's slap
+ * that much quieter than one just before it is rare; every slap shakes
+ * seven pads): its first half-wave moves the table's learnt one, a running
+ * median, a step towards it. What is sharp then follows the table's own
+ * shakes, however slow its top or its ringing makes them. Contacts on a
+ * moving pad count too: on a table that rings long and low, few shakes
+ * find a pad at rest, and their first half-waves carry the ringing's. */
 static COLD void learn_shake_lobe(detect_t *d, const detect_contact_t *c, uint8_t pad) {
-    if ((c->flags & (DETECT_C_CLEAN | DETECT_C_LOBE)) != (DETECT_C_CLEAN | DETECT_C_LOBE) || DETECT_CLIPPED(c)) return;
+    if (!(c->flags & DETECT_C_LOBE) || DETECT_CLIPPED(c)) return;
     uint16_t need = (uint16_t)(DETECT_SHAKE_LOBE_RATIO * c->peak); /* (off the rails: its peak is measured) */
     uint32_t onset = c->onset_us;
     const detect_pad_state_t *os = d->st;

@@ -122,9 +122,9 @@ extern "C" {
 #define DETECT_XT_LOBE_US 480u
 #endif
 /* Step 13: the table's shakes' first half-wave, learnt as the running
- * median of the contacts that are shakes by size and time alone (began at
- * rest, off the rails, DETECT_SHAKE_LOBE_RATIO times smaller than a contact
- * that began DETECT_XT_EARLY_US to xwin_us before them): it starts at
+ * median of the contacts that are shakes by size and time alone (off the
+ * rails, DETECT_SHAKE_LOBE_RATIO times smaller than a contact that began
+ * DETECT_XT_EARLY_US to xwin_us before them): it starts at
  * DETECT_SHAKE_LOBE_START_US (the model's ~265 us), moves by
  * DETECT_SHAKE_LOBE_STEP_US a contact, and a shake is sharp within twice
  * it less DETECT_SHAKE_LOBE_LESS_US (detect_sharp_us), never within less
