@@ -483,7 +483,7 @@ static ALWAYS_INLINE void follow_ring(detect_pad_state_t *s) {
     s->tick = RING_TICK;
 }
 
-static uint8_t crosstalk_source(const detect_t *d, const detect_pad_state_t *s, uint8_t pad);
+static uint8_t crosstalk_source(detect_t *d, const detect_pad_state_t *s, uint8_t pad);
 
 /* Table vibration: a first half-wave over within DETECT_XT_LOBE_US, or
  * the table's learnt limit (step 13) if longer (at 130
@@ -1481,8 +1481,42 @@ typedef struct {
     uint32_t onset;
     int32_t xwin;
     uint16_t mine, best_src;
+    uint16_t louder; /* step 13: a contact at least this loud before it makes it a shake by size and time (0: none looked for, or found) */
     uint8_t xtalk, share, loud, louder_again, best, best_before;
 } xt_look_t;
+
+/* Step 13: a contact off the rails that is DETECT_SHAKE_LOBE_RATIO times
+ * smaller than a contact on another pad that began DETECT_XT_EARLY_US to
+ * xwin_us before it is a shake by size and time alone (a player's slap
+ * that much quieter than one just before it is rare; every slap shakes
+ * seven pads): its first half-wave moves the table's learnt one, a running
+ * median, a step towards it. What is sharp then follows the table's own
+ * shakes, however slow its top or its ringing makes them. Contacts on a
+ * moving pad count too: on a table that rings long and low, few shakes
+ * find a pad at rest, and their first half-waves carry the ringing's.
+ * How loud a contact before it must be (0: c is no such shake). */
+static uint16_t shake_by_size(const detect_contact_t *c) {
+    if (!(c->flags & DETECT_C_LOBE) || DETECT_CLIPPED(c)) return 0;
+    return (uint16_t)(DETECT_SHAKE_LOBE_RATIO * c->peak); /* (off the rails: its peak is measured) */
+}
+
+/* Whether o, which began gap us before (at most xwin_us: the caller's
+ * check), is loud enough (k->louder) to make the contact a shake by size
+ * and time (the cheap test first: a clipped contact's estimate only adds
+ * to its peak). */
+static ALWAYS_INLINE uint8_t louder_before(const detect_contact_t *o, int32_t gap, const xt_look_t *k) {
+    return gap > (int32_t)DETECT_XT_EARLY_US &&
+           (o->peak >= k->louder || (DETECT_CLIPPED(o) && estimated_peak(o) >= k->louder));
+}
+
+/* The learnt first half-wave, a step towards c's (never past it). */
+static COLD void learn_shake_lobe(detect_t *d, const detect_contact_t *c) {
+    uint8_t l8 = c->lobe_us > 255u * 8u ? 255u : (uint8_t)(c->lobe_us >> 3);
+    uint8_t m = d->shake_lobe8, step = DETECT_SHAKE_LOBE_STEP_US / 8u;
+    if (l8 > m) m = l8 - m > step ? (uint8_t)(m + step) : l8;
+    else m = m - l8 > step ? (uint8_t)(m - step) : l8;
+    d->shake_lobe8 = m;
+}
 
 /* One look through the other pads' contacts for c's source: those with
  * flags LIVE | doubted (doubted: 0, or DETECT_C_XTALK for the contacts
@@ -1499,6 +1533,7 @@ static inline __attribute__((always_inline)) void look_for_source(const detect_t
         if (doubted && !(d->doubted & (uint8_t)(1u << j))) continue;
         int32_t gap = since(k->onset, o->onset_us); /* > 0: the other came first */
         if (gap < (int32_t)DETECT_XT_MIN_DELAY_US - (int32_t)DETECT_XT_EARLY_US || gap > k->xwin) continue; /* (both onsets are dated to about half a sample) */
+        if (!doubted && k->louder && louder_before(o, gap, k)) k->louder = 0; /* (step 13: found) */
         if (doubted && gap > (int32_t)DETECT_XT_DOUBT_US) continue;
         {
             int32_t delay = XT_DELAY_MAX_US;
@@ -1573,17 +1608,34 @@ static inline __attribute__((always_inline)) void look_for_source(const detect_t
  * dropped as a shake itself is one only at the rails, and only if no other
  * contact is (step 12). 0xFF: none. The source's onset goes to
  * xt_source_onset. (s: pad's state, d->st[pad].) */
-static uint8_t crosstalk_source(const detect_t *d, const detect_pad_state_t *s, uint8_t pad) {
+static uint8_t crosstalk_source(detect_t *d, const detect_pad_state_t *s, uint8_t pad) {
     const detect_contact_t *c = &s->c;
     const detect_pad_config_t *cfg = &d->pad[pad];
     xt_look_t k;
     k.xtalk = cfg->xtalk;
     if (k.xtalk == 0) return 0xFFu;
-    uint16_t peak = estimated_peak(c);
-    /* A hand's push (a light one's shape is not sure: three or four samples, a ringing on them) */
-    if (!sharp(c) && peak >= cfg->slap) return 0xFFu;
-    if (c->clipped_us > DETECT_XT_CLIP_MAX_US) return 0xFFu; /* longer at the rails than any shake */
+    uint16_t peak = estimated_peak(c), louder = shake_by_size(c);
     k.xwin = (int32_t)cfg->xwin_us;
+    k.louder = louder;
+    /* A hand's push (a light one's shape is not sure: three or four samples, a ringing on them) */
+    if (!sharp(c) && peak >= cfg->slap) {
+        /* (step 13: unless a louder contact just before makes it a shake all the same; a
+         * look of its own, the cheap checks only: hands are few, and so are shakes this slow) */
+        if (louder) {
+            const detect_pad_state_t *os = d->st;
+            for (uint8_t j = 0; j < d->npads; j++, os++) {
+                const detect_contact_t *o = &os->c;
+                if ((o->flags & (DETECT_C_LIVE | DETECT_C_XTALK)) != DETECT_C_LIVE || j == pad) continue;
+                int32_t gap = since(c->onset_us, o->onset_us);
+                if (gap <= k.xwin && louder_before(o, gap, &k)) {
+                    learn_shake_lobe(d, c);
+                    break;
+                }
+            }
+        }
+        return 0xFFu;
+    }
+    if (c->clipped_us > DETECT_XT_CLIP_MAX_US) return 0xFFu; /* longer at the rails than any shake */
     k.mine = peak;
     k.share = 0; /* (step 11's, for a contact at the rails: a division, once) */
     if (!DETECT_CLIPPED(c)) k.mine = k.mine > s->under ? (uint16_t)(k.mine - s->under) : 0u;
@@ -1603,6 +1655,7 @@ static uint8_t crosstalk_source(const detect_t *d, const detect_pad_state_t *s, 
      * estimates) that may have been slaps, had this begun within
      * DETECT_XT_DOUBT_US after them. */
     look_for_source(d, s, pad, &k, 0);
+    if (louder && !k.louder) learn_shake_lobe(d, c); /* (step 13: a louder contact just before it) */
     if (k.best == 0xFFu && d->doubted) look_for_source(d, s, pad, &k, DETECT_C_XTALK);
     return k.best;
 }
@@ -1660,39 +1713,6 @@ static void vote_disc(detect_pad_state_t *s, int8_t pol) {
     s->disc = v >= DISC_SURE ? 1 : v <= -DISC_SURE ? -1 : 0;
 }
 
-/* Step 13: a contact off the rails that is DETECT_SHAKE_LOBE_RATIO times
- * smaller than a contact on another pad that began DETECT_XT_EARLY_US to
- * xwin_us before it is a shake by size and time alone (a player's slap
- * that much quieter than one just before it is rare; every slap shakes
- * seven pads): its first half-wave moves the table's learnt one, a running
- * median, a step towards it. What is sharp then follows the table's own
- * shakes, however slow its top or its ringing makes them. Contacts on a
- * moving pad count too: on a table that rings long and low, few shakes
- * find a pad at rest, and their first half-waves carry the ringing's. */
-static COLD void learn_shake_lobe(detect_t *d, const detect_contact_t *c, uint8_t pad) {
-    if (!(c->flags & DETECT_C_LOBE) || DETECT_CLIPPED(c)) return;
-    uint16_t need = (uint16_t)(DETECT_SHAKE_LOBE_RATIO * c->peak); /* (off the rails: its peak is measured) */
-    uint32_t onset = c->onset_us;
-    const detect_pad_state_t *os = d->st;
-    for (uint8_t j = 0; j < d->npads; j++, os++) {
-        const detect_contact_t *o = &os->c;
-        if (j == pad || !(o->flags & DETECT_C_LIVE)) continue;
-        /* (the cheap test first: a clipped contact's estimate only adds to its peak) */
-        if (o->peak < need && !DETECT_CLIPPED(o)) continue;
-        int32_t gap = since(onset, o->onset_us);
-        if (gap <= (int32_t)DETECT_XT_EARLY_US || gap > (int32_t)d->pad[pad].xwin_us) continue;
-        if (DETECT_CLIPPED(o) && estimated_peak(o) < need) continue;
-        uint16_t l8 = c->lobe_us >> 3;
-        uint8_t m = d->shake_lobe8, step = DETECT_SHAKE_LOBE_STEP_US / 8u;
-        if (l8 > 255u) l8 = 255u;
-        /* (a step towards it, never past it) */
-        if ((uint8_t)l8 > m) m = (uint8_t)((uint8_t)l8 - m > step ? m + step : l8);
-        else m = (uint8_t)(m - (uint8_t)l8 > step ? m - step : l8);
-        d->shake_lobe8 = m;
-        return;
-    }
-}
-
 COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, detect_hit_t *out) {
     if (pad >= d->npads) return 0;
     detect_pad_state_t *s = &d->st[pad];
@@ -1729,7 +1749,6 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
         d->dropped_xtalk++;
         return 0;
     }
-    learn_shake_lobe(d, &s->c, pad); /* (before its own decision: judged by the table's shakes, this one too) */
     uint8_t src = crosstalk_source(d, s, pad);
     uint16_t peak = estimated_peak(&s->c);
 #ifdef DETECT_DEBUG
