@@ -682,7 +682,8 @@ static inline uint8_t fifo_head_now(void) { return fifo_head; }
 /* Pacing: a loop more than FIFO_SLOW samples behind at a scan's end slows
  * the sampling down (scan_end(): pace()): the periods to come are
  * PACE_TICKS ticks longer for every sample beyond it, and PACE_FAST_TICKS
- * more for every sample beyond FIFO_FAST, up to 126 ticks (63 us), so that
+ * more for every sample beyond FIFO_FAST, up to 126 ticks (63 us; a brake
+ * beyond FIFO_BRAKE: up to 100 us), so that
  * a burst of heavy work too long for the FIFO slows the sampling just as
  * much as it needs, evenly, for as long as it lasts, and no sample is
  * lost. The handler takes the loop's OCR2A (ocr_next) when it starts pad
@@ -711,7 +712,18 @@ static inline uint8_t fifo_head_now(void) { return fifo_head; }
 #ifndef PACE_FAST_TICKS
 #define PACE_FAST_TICKS 4u /* ticks more a sample beyond FIFO_FAST */
 #endif
-#define EXTRA_TICKS_MAX 126u /* 63 us at most */
+#define EXTRA_TICKS_MAX 126u /* 63 us at most ... */
+/* ... but within a scan of the FIFO's end, a brake (since 2.8.0): 24 ticks
+ * (12 us) more a sample beyond FIFO_BRAKE, up to 200 ticks (100 us). The
+ * curve above reaches its 63 us at 125 samples; the bench's heaviest
+ * bursts peak at 121-125 and never reach the brake, but a slightly heavier
+ * one (step 13's first builds, a burst after a warm-up) ran out of the
+ * FIFO's last three samples at 63 us a slot. (OCR2A: 36 + 200 < 256.) */
+#ifndef FIFO_BRAKE
+#define FIFO_BRAKE 124u
+#endif
+#define PACE_BRAKE_TICKS 24u
+#define BRAKE_TICKS_MAX 200u
 
 /* The handler in assembly. Built with PADBOX_SAMPLER_REGS (and
  * -ffixed-r2 .. -ffixed-r7 for every file: the Makefiles, plain and
@@ -974,9 +986,13 @@ static __attribute__((noinline, unused)) void tx_feed(void) { tx_service(); }
 static inline void pace(uint8_t fill) __attribute__((always_inline));
 static inline void pace(uint8_t fill) {
     uint8_t over = fill > FIFO_SLOW ? (uint8_t)(fill - FIFO_SLOW) : 0u;
-    uint16_t ticks = (uint16_t)(PACE_TICKS * over);
+    uint16_t ticks = (uint16_t)(PACE_TICKS * over), most = EXTRA_TICKS_MAX;
     if (fill > FIFO_FAST) ticks = (uint16_t)(ticks + PACE_FAST_TICKS * (uint8_t)(fill - FIFO_FAST));
-    uint8_t extra = ticks > EXTRA_TICKS_MAX ? EXTRA_TICKS_MAX : (uint8_t)ticks;
+    if (fill > FIFO_BRAKE) {
+        ticks = (uint16_t)(EXTRA_TICKS_MAX + PACE_BRAKE_TICKS * (uint8_t)(fill - FIFO_BRAKE));
+        most = BRAKE_TICKS_MAX;
+    }
+    uint8_t extra = ticks > most ? (uint8_t)most : (uint8_t)ticks;
     uint8_t want = (uint8_t)(SAMPLE_TICKS - 1u + extra);
     if (want == ocr_next) return;
     cli(); /* (a few cycles: the sample-and-hold waits for them) */

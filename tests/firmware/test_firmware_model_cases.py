@@ -32,18 +32,16 @@ pytestmark = pytest.mark.firmware
 
 CASES = ["clipped_neighbour", "eight_within_1ms", "hum_touches", "quiet_first_slapper", "reversed_disc",
          "shaken_then_slapped"]
-#: What is not met yet, and why (firmware 2.8.0 on the biased input). Two checks move with the
-#: image's exact sample times, not with its detection: reversed_disc's "found" is met again with
-#: 2.8.0 (not with 2.7.0's final build), and clipped_neighbour's "clean" is not (met with 2.7.0):
-#: fed 2.8.0's sample times, 2.7.0's detection makes the same false slap, and on the host at 148 us
-#: a scan both drop that shake. See firmware/README.md, "What is not there yet" and "Limits".
+#: What is not met yet, and why (firmware 2.8.0 on the biased input). Two checks come and go with
+#: the image's exact sample times, not with its detection, and both are met by this build:
+#: reversed_disc's "found" (not met by 2.7.0's final build) and clipped_neighbour's "clean" (not met
+#: by a 2.8.0 build before the pacing's brake: fed that build's sample times, 2.7.0's detection made
+#: the same false slap, and on the host at 148 us a scan both drop that shake). See
+#: firmware/README.md, "What is not there yet" and "Limits".
 NOT_YET = {
     ("shaken_then_slapped", "found"): "a slap within ~0.5 ms of the shake on its pad is dated to the shake or lost",
     ("eight_within_1ms", "found"): "some slaps are lost: 2 of 24 on the host at 148 us a scan, 3-4 on the image, "
                                    "whose sampling slows to 290-390 us a scan while eight pads start at once",
-    ("clipped_neighbour", "clean"): "a 15 V slap's 40 % shake at the rails, 0.57 ms after it, is taken for a slap at "
-                                    "this image's sample times (2.7.0's detection fed them does the same; "
-                                    "the host at 148 us a scan drops it)",
 }
 ORDER_GAP_US = 500
 #: A hit is a contact's if it is on its pad within this (bench_padbox_detection's MATCH_US).
