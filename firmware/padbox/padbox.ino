@@ -713,14 +713,15 @@ static inline uint8_t fifo_head_now(void) { return fifo_head; }
 #define PACE_FAST_TICKS 4u /* ticks more a sample beyond FIFO_FAST */
 #endif
 #define EXTRA_TICKS_MAX 126u /* 63 us at most ... */
-/* ... but within a scan of the FIFO's end, a brake (since 2.8.0): 24 ticks
- * (12 us) more a sample beyond FIFO_BRAKE, up to 200 ticks (100 us). The
- * curve above reaches its 63 us at 125 samples; the bench's heaviest
- * bursts peak at 121-125 and never reach the brake, but a slightly heavier
- * one (step 13's first builds, a burst after a warm-up) ran out of the
- * FIFO's last three samples at 63 us a slot. (OCR2A: 36 + 200 < 256.) */
+/* ... but near the FIFO's end, a brake (since 2.8.0): from 126 ticks, 24
+ * more (12 us) a sample beyond FIFO_BRAKE, up to 200 ticks (100 us) three
+ * samples later. A scan may hold three heavy steps (DETECT_WORK_PER_SCAN)
+ * of up to ~6,000 cycles each: at 63 us a slot the FIFO can gain six
+ * samples in that scan, and three bursts with 2.8.0's builds (two after a
+ * warm-up, one off the model) ran out of it so, one with a brake from
+ * 124. (OCR2A: 36 + 200 < 256.) */
 #ifndef FIFO_BRAKE
-#define FIFO_BRAKE 124u
+#define FIFO_BRAKE 120u
 #endif
 #define PACE_BRAKE_TICKS 24u
 #define BRAKE_TICKS_MAX 200u
