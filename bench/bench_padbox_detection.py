@@ -201,6 +201,7 @@ class Tally:
     stack_min: int = 0xFFFF
     restarts: int = 0  # times the firmware's sample FIFO overflowed (its sampler started afresh)
     fifo_peak: int = -1  # the fullest the FIFO was at a scan's end (-1: a firmware without one)
+    latency_max_us: float = -1  # the longest from a HIT's onset to its line's end on the wire (-1: none measured)
     refused: int = 0
     rounds: int = 0
     examples: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
@@ -217,6 +218,7 @@ class Tally:
         self.stack_min = min(self.stack_min, report.get("stack_min_address", 0xFFFF))
         self.restarts += report.get("sampler_restarts", 0)
         self.fifo_peak = max(self.fifo_peak, report.get("fifo_peak", -1))
+        self.latency_max_us = max(self.latency_max_us, report.get("hit_latency_max_us", -1))
         # (a warm-up's slaps are matched, so their hits are no false ones, but not judged)
         contacts = [(c, r) for r in [*sf.warmup, *sf.rounds] for c in r.contacts]
         match = _match(contacts, hits)  # contact index -> hit index
@@ -485,6 +487,8 @@ def build_table(fws: Sequence[Firmware], main: dict[str, Tally], hum: dict[str, 
           [str(sum(x.restarts for x in everything[fw.label])) for fw in fws], TARGETS["lost"])
     t.row("sample FIFO: fullest at a scan's end, samples",
           [_fifo_cell(max(x.fifo_peak for x in everything[fw.label])) for fw in fws])
+    t.row("a HIT line on the wire after its onset: longest, ms",
+          [_latency_cell(max(x.latency_max_us for x in everything[fw.label])) for fw in fws])
     t.row("flash / static RAM, bytes", [f"{sizes[fw.label]['flash']} / {sizes[fw.label]['ram']}" for fw in fws])
     stack = {lab: min(tally.stack_min for tally in ts) for lab, ts in everything.items()}
     t.row("stack: deepest / headroom above _end, bytes",
@@ -495,6 +499,10 @@ def build_table(fws: Sequence[Firmware], main: dict[str, Tally], hum: dict[str, 
 
 def _fifo_cell(peak: int) -> str:
     return "-" if peak < 0 else str(peak)
+
+
+def _latency_cell(us: float) -> str:
+    return "-" if us < 0 else f"{us / 1000:.1f}"
 
 
 class DetectionReport(Report):

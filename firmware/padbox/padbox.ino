@@ -40,7 +40,7 @@
 #include "detect.h"
 #include "proto.h"
 
-#define FW_VERSION "2.8.0"
+#define FW_VERSION "2.9.0"
 #ifndef PADBOX_PADS
 #define PADBOX_PADS 8
 #endif
@@ -1023,6 +1023,27 @@ static __attribute__((noinline)) void slot_work(uint8_t what) {
     fifo_catch_up();
 }
 
+/* While the loop is behind (a burst: every pad moving, the sampler about
+ * to be slowed down, or slowed down already), the outbox waits: building
+ * and queueing a HIT or HB line costs ~1,500 cycles over its steps, about
+ * two thirds of a scan, and in a burst every cycle the loop spends on it
+ * is one the sampler is slowed down for. A line waits until the loop has
+ * caught up to OUTBOX_WAIT_FILL samples or fewer, but never once half the
+ * queue is full, nor once its record is OUTBOX_WAIT_MAX_US old (a HIT's
+ * record is its onset: the host waits ~250 ms for a late hit, grace_ms),
+ * nor for a reply to CFG. */
+#ifndef OUTBOX_WAIT_FILL
+#define OUTBOX_WAIT_FILL 48u
+#endif
+#ifndef OUTBOX_WAIT_MAX_US
+#define OUTBOX_WAIT_MAX_US 30000
+#endif
+static uint8_t outbox_may_wait(uint8_t fill) {
+    if (fill <= OUTBOX_WAIT_FILL || (fmt_step && fmt_cfg) || cfg_next != 0xFF || rec_head == rec_tail) return 0;
+    if ((uint8_t)((rec_head - rec_tail) & RECQ_MASK) >= (RECQ_MASK + 1u) / 2u) return 0;
+    return (int32_t)(pz.t_us - recq[rec_tail].t_us) < (int32_t)OUTBOX_WAIT_MAX_US;
+}
+
 /** A scan's end: the next scan's first sample is entry tail, at t_lo (its
  * low 16 bits), with step whole microseconds to the sample after it. Its
  * place into pz, then the pace, the heavy work allowed, and
@@ -1057,7 +1078,7 @@ static __attribute__((noinline)) uint8_t scan_end(uint16_t t_lo, uint8_t tail, u
         if (rx_tail != rx_head) slot_work(WORK_RX);
         if (save_pos >= 0) slot_work(WORK_SAVE);
     }
-    if (fmt_step || rec_head != rec_tail || cfg_next != 0xFF) outbox_step(); /* never waits */
+    if ((fmt_step || rec_head != rec_tail || cfg_next != 0xFF) && !outbox_may_wait(fill)) outbox_step(); /* never waits */
     if ((uint8_t)(fifo_head_now() - pz.tail) > FIFO_N || pz.restart) sampler_restart();
     return pz.scans_left && --pz.scans_left == 0;
 }

@@ -21,6 +21,9 @@
  *                      sampler started afresh (its GPIOR1, saturating at 255)
  *   fifo_peak          the most samples waiting in that FIFO at the end of a
  *                      scan (its GPIOR2)
+ *   hits, hit_latency_max_us, hit_latency_max_at_us  HIT lines, and the
+ *                      longest time from a HIT's onset to its line's last
+ *                      byte on the wire (and that onset)
  *
  * The scenario's time 0 is the firmware clock's 0 (the cycle Timer1 starts),
  * so onsets in HIT lines compare directly with the scenario's times.
@@ -169,11 +172,36 @@ static void adc_trigger(struct avr_irq_t *irq, uint32_t value, void *param) {
     avr_raise_irq(avr_io_getirq(avr, AVR_IOCTL_ADC_GETIRQ, ADC_IRQ_ADC0 + ch), (uint32_t)mv);
 }
 
+/* The line being sent, for the HIT lines' latency (onset to the line's end). */
+static char uart_line[96];
+static unsigned uart_line_len;
+static unsigned long hit_lines;
+static double hit_latency_max_us, hit_latency_max_at_us;
+
+static void hit_latency(void) {
+    unsigned long seq, t;
+    char type[8];
+    uart_line[uart_line_len] = 0;
+    if (sscanf(uart_line, "%lu %7s %lu", &seq, type, &t) != 3 || strcmp(type, "HIT") != 0) return;
+    hit_lines++;
+    double late = now_us() - (double)t; /* (device time is the scenario's, within the 71-minute wrap) */
+    if (late > hit_latency_max_us) {
+        hit_latency_max_us = late;
+        hit_latency_max_at_us = (double)t;
+    }
+}
+
 static void uart_output(struct avr_irq_t *irq, uint32_t value, void *param) {
     (void)irq;
     (void)param;
     uint8_t c = (uint8_t)value;
     uart_bytes++;
+    if (c == '\n') {
+        hit_latency();
+        uart_line_len = 0;
+    } else if (uart_line_len < sizeof uart_line - 1u) {
+        uart_line[uart_line_len++] = (char)c;
+    }
     /* The firmware's first byte is an empty line, the HELLO line ends at the second. */
     if (c == '\n' && ++uart_newlines == 2) {
         said_hello = 1;
@@ -484,6 +512,8 @@ int main(int argc, char **argv) {
     if (getenv("HARNESS_DUMP")) fprintf(stderr, "UCSR0A=%02x UCSR0B=%02x UCSR0C=%02x UBRR0L=%02x TCCR1B=%02x\n", avr->data[0xC0], avr->data[0xC1], avr->data[0xC2], avr->data[0xC4], avr->data[0x81]);
     qsort(scan_cycles, nscans, sizeof scan_cycles[0], cmp_u32);
     fprintf(report, "clock_start_cycle=%llu\n", (unsigned long long)clock_start);
+    fprintf(report, "hits=%lu\nhit_latency_max_us=%.0f\nhit_latency_max_at_us=%.0f\n", hit_lines, hit_latency_max_us,
+            hit_latency_max_at_us);
     fprintf(report, "cycles=%llu\n", (unsigned long long)avr->cycle);
     fprintf(report, "sim_us=%.0f\n", now_us());
     fprintf(report, "uart_bytes=%lu\n", uart_bytes);
