@@ -1024,14 +1024,17 @@ static __attribute__((noinline)) void slot_work(uint8_t what) {
 }
 
 /* While the loop is behind (a burst: every pad moving, the sampler about
- * to be slowed down, or slowed down already), the outbox waits: building
- * and queueing a HIT or HB line costs ~1,500 cycles over its steps, about
- * two thirds of a scan, and in a burst every cycle the loop spends on it
- * is one the sampler is slowed down for. A line waits until the loop has
- * caught up to OUTBOX_WAIT_FILL samples or fewer, but never once half the
- * queue is full, nor once its record is OUTBOX_WAIT_MAX_US old (a HIT's
- * record is its onset: the host waits ~250 ms for a late hit, grace_ms),
- * nor for a reply to CFG. */
+ * to be slowed down, or slowed down already), the outbox waits (since
+ * 2.9.0): building and queueing a HIT or HB line costs ~3,300 cycles over
+ * its steps (and ~1,100 more to feed its bytes to the UART), more than a
+ * quiet scan's 2,368, and in a burst's first milliseconds every cycle the
+ * loop spends on it slows the sampler while contacts start. A line waits
+ * until the loop has caught up to OUTBOX_WAIT_FILL samples or fewer, but
+ * never once half the queue is full, nor once its record is
+ * OUTBOX_WAIT_MAX_US old (a HIT's record is its onset: the host waits
+ * 250 ms for a late hit by default, grace_ms), nor for a reply to CFG.
+ * The work is the same; it comes later in the burst, when the contacts
+ * have started. */
 #ifndef OUTBOX_WAIT_FILL
 #define OUTBOX_WAIT_FILL 48u
 #endif
