@@ -738,6 +738,8 @@ def _figures(report: Report, fws: Sequence[Firmware], main_t: dict[str, Tally], 
         if fw.build is not None:  # (the image's alone: the host has no sampler or memory map)
             report.figure(f"{pre}.scan_p99_worst", max(s[2] for s in c.scans), "us", "[target <= 150]")
             report.figure(f"{pre}.gap_max", max(s[3] for s in c.scans), "us", "[target <= 250]")
+            if c.latency_max_us >= 0:
+                report.figure(f"{pre}.hit_latency_max", c.latency_max_us / 1000, "ms", "a HIT line after its onset")
             report.figure(f"{pre}.flash", sizes[fw.label]["flash"], "bytes", "text + data")
             report.figure(f"{pre}.ram", sizes[fw.label]["ram"], "bytes", "data + bss")
         report.runs[f"{pre}.onset_err_us"] = c.errors["all"]
