@@ -46,8 +46,8 @@ NOT_YET = {
                                     "make it a hand's (the host at 148 us a scan drops it)",
 }
 #: A HIT line is on the wire this soon after its onset, or sooner: the box holds lines back in a
-#: burst (firmware/README.md, "Pacing": at most 30 ms a record, then a line's steps), and the
-#: host waits 250 ms for a late hit by default (docs/games/taco.md, grace_ms).
+#: burst (firmware/README.md, "The outbox waits in a burst": at most 30 ms a record, then a
+#: line's steps), and the host waits 250 ms for a late hit by default (docs/games/taco.md, grace_ms).
 HIT_LATENCY_MAX_US = 60_000
 ORDER_GAP_US = 500
 #: A hit is a contact's if it is on its pad within this (bench_padbox_detection's MATCH_US).
