@@ -408,6 +408,7 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
     s->c.lobe_us = 0xFFFFu;
     s->c.clipped_us = at_rail(raw) ? (uint16_t)((uint16_t)t_us - s->hist_t[prev_i(newest_i(s))]) : 0u;
     s->above = 1;
+    s->c.rails = 0;
     s->last_pd = (int16_t)(pol * e);
     s->last_t = (uint16_t)t_us;
     s->env = abs16(e);
@@ -485,12 +486,15 @@ static ALWAYS_INLINE void follow_ring(detect_pad_state_t *s) {
 
 static uint8_t crosstalk_source(detect_t *d, const detect_pad_state_t *s, uint8_t pad);
 
+/* The time between the samples either side of the first half-wave's end, us. */
+static uint16_t lobe_gap_us(const detect_pad_state_t *s) { return (uint16_t)(s->lobe_gap4 << 2); }
+
 /* Table vibration: a first half-wave over within DETECT_XT_LOBE_US, or
  * the table's learnt limit (step 13) if longer (at 130
  * us a sample; the half-wave is measured to about a sample, so a slower
  * scan allows as much more). */
 static uint8_t sharp_on(const detect_t *d, const detect_pad_state_t *s, const detect_contact_t *c) {
-    uint16_t dt = s->lobe_gap, limit = detect_sharp_us(d);
+    uint16_t dt = lobe_gap_us(s), limit = detect_sharp_us(d);
     if (dt > 130u && dt < 1000u) limit = (uint16_t)(limit + dt - 130u);
     /* At the rails for two samples or more, a shake was a hard one (over
      * ~1.5 x the rails), and its first half-wave is at most ~400 us long
@@ -838,9 +842,11 @@ OWN_FRAME uint8_t detect_sample_scan(detect_pad_state_t *s, uint16_t raw, uint16
     int16_t e = deviation(raw, base);
     push_sample(s, raw, t_lo);
     if ((int16_t)(t_lo - s->until_lo) >= 0) return 0; /* the scan's end */
+    uint8_t flags = s->c.flags;
+    /* (every sample of the scan that reaches here, whatever path it takes next: step 14's count) */
+    if (at_rail(raw) && s->c.rails < 255u) s->c.rails++;
     uint16_t a = (uint16_t)(e < 0 ? -e : e);
     int16_t pd = s->pol < 0 ? (int16_t)-e : e;
-    uint8_t flags = s->c.flags;
     if (!(flags & DETECT_C_LOBE)) { /* within the first half-wave */
         if (!(flags & DETECT_C_DATED) || pd <= (int16_t)(s->c.peak >> LOBE_END_SHIFT)) return 0;
         if (pd < s->last_pd) s->c.flags = (uint8_t)(flags | DETECT_C_TURNED);
@@ -886,6 +892,21 @@ __attribute__((naked, noinline, used, externally_visible)) uint8_t detect_sample
         "clr r24\n\t"
         "ret\n"
         "1:\n\t"
+        /* at the rails: one more of the scan's samples there (at most 255) */
+        "cpi r22, %[clip_lo] + 1\n\t"
+        "cpc r23, __zero_reg__\n\t"
+        "brlo 1f\n\t"
+        "cpi r22, lo8(%[clip_hi])\n\t"
+        "ldi r24, hi8(%[clip_hi])\n\t"
+        "cpc r23, r24\n\t"
+        "brlo 2f\n"
+        "1:\n\t"
+        "ldd r24, Z+%[rails]\n\t"
+        "cpi r24, 255\n\t"
+        "breq 2f\n\t"
+        "inc r24\n\t"
+        "std Z+%[rails], r24\n"
+        "2:\n\t"
         /* e = raw - ((base + 8) >> 4) in r26:r27, a = |e| in r24:r25 */
         "movw r24, r18\n\t"
         "adiw r24, 8\n\t"
@@ -1050,7 +1071,7 @@ __attribute__((naked, noinline, used, externally_visible)) uint8_t detect_sample
         [clipped] "n"(offsetof(detect_pad_state_t, c.clipped_us)), [lvl_a] "n"(offsetof(detect_pad_state_t, lvl_a)),
         [ticked] "n"(offsetof(detect_pad_state_t, ticked)), [tmax] "n"(offsetof(detect_pad_state_t, tick_max)),
         [slope] "n"(offsetof(detect_pad_state_t, slope_q8)), [above] "n"(offsetof(detect_pad_state_t, above)),
-        [env] "n"(offsetof(detect_pad_state_t, env)));
+        [env] "n"(offsetof(detect_pad_state_t, env)), [rails] "n"(offsetof(detect_pad_state_t, c.rails)));
 }
 #endif
 
@@ -1203,7 +1224,14 @@ uint8_t QUICK_C(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
         ticked = 1u;
     }
     s->ticked = (uint8_t)(ticked | detect_lp(s, raw));
-    return s->state == DETECT_SCAN ? detect_sample_scan(s, raw, t_lo) : detect_sample_ringing(s, raw, t_lo);
+    if (s->state != DETECT_SCAN) return detect_sample_ringing(s, raw, t_lo);
+    if (s->ticked > 1u && (s->c.flags & DETECT_C_LOBE)) {
+        /* (a push after the first half-wave: the slow path's, as detect_sample_scan would
+         * leave it; the assembly leaves before it, so the sample is not counted at the rails) */
+        push_sample(s, raw, t_lo);
+        return 0;
+    }
+    return detect_sample_scan(s, raw, t_lo);
 }
 
 #ifdef DETECT_FAST_ASM
@@ -1324,7 +1352,7 @@ static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
             int32_t lobe = since(tz, s->c.onset_us);
             s->c.lobe_us = (uint16_t)(lobe < 0 ? 0 : lobe > 0xFFFE ? 0xFFFE : lobe);
             s->c.flags |= DETECT_C_LOBE;
-            s->lobe_gap = dt; /* (the crossing is known to within it) */
+            s->lobe_gap4 = (uint8_t)(dt >= 1020u ? 255u : (dt + 2u) >> 2); /* (the crossing is known to within it) */
             lobe_now = 1;
         }
     }
@@ -1400,6 +1428,7 @@ static COLD uint8_t shake_fits(const detect_pad_state_t *s, const detect_pad_sta
          * clips no longer than the slap that made it. */
         if (!DETECT_CLIPPED(o)) return 0; /* a shake is smaller than its slap */
         if (o->clipped_us < c->clipped_us) return 0; /* ... and clips no longer */
+        if (c->rails > o->rails + DETECT_XT_RAILS_MARGIN) return 0; /* ... and rings no longer there (step 14) */
         /* A shake at most xtalk % of its slap reaches the rails only if the
          * slap reached them xtalk-fold, so a slap whose first half-wave is
          * over, begun at rest (its onset sure), that spent too little of it
@@ -1408,7 +1437,7 @@ static COLD uint8_t shake_fits(const detect_pad_state_t *s, const detect_pad_sta
          * gap before it), over its length less half a gap (its onset and
          * end are each dated to about half a gap). */
         if ((o->flags & (DETECT_C_CLEAN | DETECT_C_LOBE)) == (DETECT_C_CLEAN | DETECT_C_LOBE)) {
-            uint16_t gap = os->lobe_gap, half = (uint16_t)(gap >> 1);
+            uint16_t gap = lobe_gap_us(os), half = (uint16_t)(gap >> 1);
             if (o->lobe_us > half &&
                 (uint32_t)(o->clipped_us + gap) * 100u < (uint32_t)share * (uint16_t)(o->lobe_us - half))
                 return 0;
@@ -1416,7 +1445,7 @@ static COLD uint8_t shake_fits(const detect_pad_state_t *s, const detect_pad_sta
         /* A first half-wave of one sample, at the rails, has no share
          * to measure (it is all at the rails, whatever its peak): a
          * shake's, as short as that. */
-        if (c->lobe_us > s->lobe_gap && c->lobe_us >= CLIP_HAND_LOBE_US) {
+        if (c->lobe_us > lobe_gap_us(s) && c->lobe_us >= CLIP_HAND_LOBE_US) {
             /* the share of the first half-wave at the rails grows with the peak */
             uint16_t lc = c->lobe_us < c->clipped_us ? c->clipped_us : c->lobe_us;
             uint16_t lo = (o->flags & DETECT_C_LOBE) ? o->lobe_us : (uint16_t)since(c->onset_us, o->onset_us);
@@ -1737,9 +1766,10 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
         const detect_contact_t *o = &d->st[j].c;
         int32_t gap = since(s->c.onset_us, o->onset_us);
         if (j == pad || !(o->flags & DETECT_C_LIVE) || gap < -3000 || gap > 6000) continue;
-        fprintf(stderr, "XC pad %u onset %u peak %u lobe %u clip %u under %u flags %u gap %d | src %u onset %u peak %u lobe %u clip %u flags %u state %u\n",
-                pad + 1, s->c.onset_us, s->c.peak, s->c.lobe_us, s->c.clipped_us, s->under, s->c.flags, (int)gap,
-                j + 1, o->onset_us, o->peak, (o->flags & DETECT_C_LOBE) ? o->lobe_us : 0xFFFFu, o->clipped_us, o->flags, d->st[j].state);
+        fprintf(stderr, "XC pad %u onset %u peak %u lobe %u clip %u rails %u under %u flags %u gap %d | src %u onset %u peak %u lobe %u clip %u rails %u flags %u state %u\n",
+                pad + 1, s->c.onset_us, s->c.peak, s->c.lobe_us, s->c.clipped_us, s->c.rails, s->under, s->c.flags, (int)gap,
+                j + 1, o->onset_us, o->peak, (o->flags & DETECT_C_LOBE) ? o->lobe_us : 0xFFFFu, o->clipped_us, o->rails, o->flags,
+                d->st[j].state);
     }
 #endif
     const detect_pad_config_t *cfg = &d->pad[pad];

@@ -60,7 +60,8 @@
  *      source's, unless that half-wave was one sample or shorter than
  *      CLIP_HAND_LOBE_US: a ringing's half-cycle, no hand's; and a clean
  *      source must have spent enough of its own first half-wave at the
- *      rails to shake anything up to them at xtalk %: 2/3 of it at 50 %). A
+ *      rails to shake anything up to them at xtalk %: 2/3 of it at 50 %; and
+ *      no more samples of its scan at the rails than the source's: step 14). A
  *      quieter slap that came first (by more than DETECT_XT_EARLY_US) is
  *      never dropped for a louder one that came after it. A contact that
  *      began longer after another than vibration takes to cross a table
@@ -170,6 +171,12 @@ extern "C" {
 #ifndef DETECT_XT_MIN_DELAY_US
 #define DETECT_XT_MIN_DELAY_US 0u
 #endif
+/* A contact is not another's shake if its scan had more samples at the
+ * rails than that contact's had, by more than this: a shake is a fraction
+ * of its slap, and rings no longer at the rails. */
+#ifndef DETECT_XT_RAILS_MARGIN
+#define DETECT_XT_RAILS_MARGIN 0u
+#endif
 /* A contact dropped as a shake at the rails may have been a slap (at the
  * rails, its size and its source's are estimates): it is still a source,
  * when no other contact is, for the contacts that began up to this long
@@ -276,6 +283,7 @@ typedef struct {
     uint16_t lobe_us; /* first half-wave: onset to the crossing back through rest */
     uint16_t clipped_us; /* how long its first half-wave stayed at the rails */
     uint8_t flags;    /* DETECT_C_* */
+    uint8_t rails;    /* samples of its scan at the rails, either way (saturating): how loud it rang */
 } detect_contact_t;
 #define DETECT_CLIPPED(c) ((c)->clipped_us != 0u)
 
@@ -319,7 +327,8 @@ typedef struct {
     detect_contact_t c;      /* the current (or last) contact */
     int16_t last_pd;         /* SCAN: the previous sample's deviation the contact's way */
     uint16_t last_t;         /* ... and its time */
-    uint16_t lobe_gap;       /* the time between the samples either side of the first half-wave's end */
+    uint8_t lobe_gap4;       /* the time between the samples either side of the first half-wave's end,
+                                in 4 us (at most 1020 us: lobe_gap_us()) */
     uint16_t ref;            /* after a first half-wave: the |d| its ringing stays under (decays) */
     uint8_t ref_shift;       /* ref decays by ref >> ref_shift a sample */
     uint16_t hist_r[DETECT_HIST]; /* the last samples (raw) ... (indexed: their offset may pass 63) */
