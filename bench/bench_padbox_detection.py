@@ -36,6 +36,7 @@ firmware's figures.
     python -m bench.bench_padbox_detection [--rounds 1000] [--quick] [--no-baseline] [--seed S] [--jobs 2] [--keep DIR] [--warmup]
     python -m bench.bench_padbox_detection --host [--slot-us US | --adclogs DIR] ...
     python -m bench.bench_padbox_detection --seeds 20261201,7,3 ... (each seed, then the counts summed)
+    python -m bench.bench_padbox_detection --draw 1 ... (the new image with 1 cycle more a scan: another draw)
 
 ``--adclogs DIR`` keeps the sample times the new image took in DIR; the same
 command with ``--host`` then feeds the host's core (built from the working
@@ -519,13 +520,17 @@ class DetectionReport(Report):
 # ------------------------------------------------------------------ main
 
 
-def _build(tmp: Path, baseline: bool) -> list[Firmware]:
-    """Build the new image (and the harness) and, with ``baseline``, the old one."""
+def _build(tmp: Path, baseline: bool, draw: int = 0) -> list[Firmware]:
+    """Build the new image (and the harness) and, with ``baseline``, the old one.
+
+    ``draw``: the new image with that many cycles more at each scan's end
+    (make DRAW=K): the same detection, another draw of its sample timing."""
     try:
-        new = simtools.build(tmp / "new")
+        new = simtools.build(tmp / "new", make_vars=[f"DRAW={draw}"] if draw else [])
     except subprocess.CalledProcessError as exc:
         raise RuntimeError(f"the working tree's firmware does not build:\n{exc.stdout}\n{exc.stderr}") from exc
-    fws = [Firmware("new", "working tree firmware/", new, "biased")]
+    what = "working tree firmware/" + (f" (draw {draw}: {draw} cycles more a scan)" if draw else "")
+    fws = [Firmware("new", what, new, "biased")]
     if baseline:
         src = simtools.firmware_at(BASELINE_COMMIT, tmp / "old-src")
         subprocess.run(["make", "-C", str(src), f"BUILD={tmp / 'old'}", "all"], capture_output=True, text=True,
@@ -559,7 +564,15 @@ def main(argv: list[str] | None = None) -> Report:
     ap.add_argument("--seeds", type=_seed_list, metavar="S1,S2,...",
                     help="run each of these seeds in turn (each one's table as with --seed), then their sums: "
                          "an image change moves a seed's counts by ten to thirty with its sample timing alone")
+    ap.add_argument("--draw", type=int, default=0, metavar="K",
+                    help="build the new image with K cycles more at each scan's end (make DRAW=K): the same "
+                         "detection, another draw of the sample timing in bursts; run draws 0, 1, 2 ... to see "
+                         "how far the counts move with timing alone (firmware/README.md, \"Draws\")")
     args = ap.parse_args(argv or [])
+    if args.draw < 0 or args.draw > 255:
+        ap.error("--draw: 0 to 255 cycles")
+    if args.draw and args.host:
+        ap.error("--draw builds the image: the host's core has no sample timing to draw (drop --host)")
     if args.seeds:
         if args.keep:
             ap.error("--seeds and --keep: keep one seed's scenarios at a time (--seed)")
@@ -605,7 +618,7 @@ def main(argv: list[str] | None = None) -> Report:
             else:
                 tasks_host = host_tasks(binary, [str(scn_dir / f"{sf.name}.scn") for sf in order], args.jobs, slot)
         else:
-            fws = _build(tmp, baseline=not args.no_baseline)
+            fws = _build(tmp, baseline=not args.no_baseline, draw=args.draw)
         built = time.perf_counter()
         if args.adclogs and not args.host:
             args.adclogs.mkdir(parents=True, exist_ok=True)

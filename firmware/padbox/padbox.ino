@@ -1014,6 +1014,16 @@ static inline void pace(uint8_t fill) {
 #define WORK_PER_SCAN DETECT_WORK_PER_SCAN
 #endif
 
+/* A draw of the sample timing (make DRAW=K; the bench's --draw K): K
+ * cycles more at each scan's end and nothing else. The detection is the
+ * same, but in a burst the sampler is paced a little differently, and so
+ * every later sample of the burst falls elsewhere: the bench's counts move
+ * by several percent with that alone (firmware/README.md, "Draws"). 0, the
+ * released build: none. */
+#ifndef PADBOX_DRAW_CYCLES
+#define PADBOX_DRAW_CYCLES 0
+#endif
+
 enum { WORK_HB, WORK_RX, WORK_SAVE };
 /** Work that may wait on the serial line, then the FIFO caught up. */
 static __attribute__((noinline)) void slot_work(uint8_t what) {
@@ -1054,6 +1064,9 @@ static uint8_t outbox_may_wait(uint8_t fill) {
  * writes, a step of the outbox), each a few hundred cycles at most and
  * only when there is something to do. 1: the scans asked for are done. */
 static __attribute__((noinline)) uint8_t scan_end(uint16_t t_lo, uint8_t tail, uint8_t step) {
+#if PADBOX_DRAW_CYCLES > 0
+    __builtin_avr_delay_cycles(PADBOX_DRAW_CYCLES);
+#endif
     /* (while streaming, the scan's levels: no pad's state has changed since its sample) */
     if (streaming)
         for (uint8_t k = 0; k < PADBOX_PADS; k++) stream_level(k);

@@ -16,6 +16,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Sequence
 from types import ModuleType
 
 FIRMWARE = Path(__file__).resolve().parents[1]
@@ -84,17 +85,19 @@ class Build:
     size_report: str
 
 
-def build(out_dir: Path, source: Path | None = None) -> Build:
+def build(out_dir: Path, source: Path | None = None, make_vars: Sequence[str] = ()) -> Build:
     """Build the firmware image and the harness into ``out_dir`` (one `make` each).
 
     ``source``: another firmware directory to build the image from (an older
     version exported by :func:`firmware_at`, with its own Makefile); the
     harness is always this tree's (its options and report are the newest).
+    ``make_vars``: for the image's make, e.g. ``DRAW=2`` (a draw of the
+    sample timing, padbox.ino's PADBOX_DRAW_CYCLES).
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     harness = out_dir / "harness"
     fw = subprocess.run(
-        ["make", "-C", str(source or FIRMWARE), f"BUILD={out_dir.resolve()}", "all"],
+        ["make", "-C", str(source or FIRMWARE), f"BUILD={out_dir.resolve()}", *make_vars, "all"],
         capture_output=True, text=True, check=True,
     )
     subprocess.run(
