@@ -529,7 +529,8 @@ def _build(tmp: Path, baseline: bool, draw: int = 0) -> list[Firmware]:
         new = simtools.build(tmp / "new", make_vars=[f"DRAW={draw}"] if draw else [])
     except subprocess.CalledProcessError as exc:
         raise RuntimeError(f"the working tree's firmware does not build:\n{exc.stdout}\n{exc.stderr}") from exc
-    what = "working tree firmware/" + (f" (draw {draw}: {draw} cycles more a scan)" if draw else "")
+    cycles = f"{draw} cycle" + ("s" if draw != 1 else "")
+    what = "working tree firmware/" + (f" (draw {draw}: {cycles} more a scan)" if draw else "")
     fws = [Firmware("new", what, new, "biased")]
     if baseline:
         src = simtools.firmware_at(BASELINE_COMMIT, tmp / "old-src")
