@@ -16,8 +16,8 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 from types import ModuleType
+from typing import Sequence
 
 FIRMWARE = Path(__file__).resolve().parents[1]
 SCENARIOS = FIRMWARE / "sim" / "scenarios"
