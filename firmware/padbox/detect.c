@@ -75,10 +75,12 @@
 /* A clipped first half-wave shorter than this is a shake's, however much
  * of it was at the rails: about a half-cycle of the table's ringing; a
  * hand's is longer (its rise alone is 0.1 to 0.5 ms, and the rails hold
- * it there). Longer bounds drop more clipped slaps than they save false
- * ones (bench --host, two seeds). */
+ * it there). 260 since 2.11.0 (230 before): at 148 us a scan a first
+ * half-wave of under two sample gaps, and at the image's paced scans one
+ * of up to 260 us, counts as a shake's here (with step 10's nearer shake
+ * at 1.5 x: firmware/README.md, "Tried in stop 33"). */
 #ifndef CLIP_HAND_LOBE_US
-#define CLIP_HAND_LOBE_US 230u
+#define CLIP_HAND_LOBE_US 260u
 #endif
 #ifndef DISC_SURE
 #define DISC_SURE 3
@@ -1597,7 +1599,7 @@ static inline __attribute__((always_inline)) void look_for_source(const detect_t
         if (!shake_fits(s, os, k->mine, src, k->xtalk, k->share)) continue;
         if (louder_than_its_shake(s, os, gap)) {
 #ifdef DETECT_DEBUG
-            fprintf(stderr, "   pad %u vs source %u: larger than twice its sure shake (%u x 4, %u us in)\n", pad + 1, j + 1,
+            fprintf(stderr, "   pad %u vs source %u: larger than its sure shake allows (%u x 4, %u us in)\n", pad + 1, j + 1,
                     os->shake_size, (os->shake_gap - 1u) * DETECT_SHAKE_UNIT_US);
 #endif
             continue;
