@@ -13,7 +13,8 @@
  * scan, as in the image.
  *
  * --adclog FILE: the samples are taken when the image in simavr took them
- * (the harness's HARNESS_ADCLOG file), to replay one of its runs here.
+ * (the harness's HARNESS_ADCLOG file), to replay one of its runs here; each
+ * is stamped where the image stamps it (schedule_times below).
  *
  * Prints, per scenario, "FILE <path>" and then one line per hit:
  * "HIT <pad 1-based> <onset us> <S|T> <peak>", in the order the box would
@@ -74,11 +75,13 @@ static void oracle_setup(const char *path) {
 }
 #endif
 
-/* One sample of pad ch (0-based) at t us, as the firmware takes it: fed,
- * traced within --dump, and that pad polled; a hit is printed if print_hits. */
-static void take_sample(uint8_t ch, double t, int print_hits) {
+/* One sample of pad ch (0-based) taken at t us and stamped at `stamp` us
+ * (the image's count of its sampler's schedule: t unless an interrupt held
+ * the sample-and-hold back), as the firmware takes it: fed, traced within
+ * --dump, and that pad polled; a hit is printed if print_hits. */
+static void take_sample(uint8_t ch, double t, double stamp, int print_hits) {
     uint16_t v = scn_adc(scn_pad_mv(&scn, ch, t));
-    uint32_t tu = (uint32_t)t;
+    uint32_t tu = (uint32_t)stamp;
     int dumped = t >= dump_from && t <= dump_to;
     if (dumped) printf("SAMPLE %u %u %u\n", ch + 1u, tu, v);
 #ifdef DETECT_ORACLE
@@ -100,6 +103,50 @@ static void take_sample(uint8_t ch, double t, int print_hits) {
     detect_hit_t h;
     if (detect_poll_pad(&det, ch, tu, &h) && print_hits)
         printf("HIT %u %u %c %u\n", h.pad + 1u, h.onset_us, h.is_slap ? 'S' : 'T', h.peak);
+}
+
+/* The times the image stamps an adclog's samples with. The sampler's
+ * sample-and-holds fall on a grid of Timer2's 0.5 us ticks (8 cycles), the
+ * pads of a scan one period apart, and the image counts each sample's time
+ * on that schedule; but a receive or clock interrupt can hold one back by
+ * up to ~3 us, which the harness logs as it happened. So, per scan (pad 1
+ * to the next pad 1), the period and the scan's start are the commonest
+ * among the samples on the grid's phase, and each sample is stamped where
+ * the schedule puts it (never later than it was taken, at most 8 us
+ * sooner; otherwise as taken). t and nominal in cycles (1/16 us). */
+static void schedule_times(const int *ch, const long long *t, long long *nominal, size_t n) {
+    int phase_votes[8] = {0}, phase = 0;
+    for (size_t i = 0; i < n && i < 4096; i++) phase_votes[t[i] & 7]++;
+    for (int k = 1; k < 8; k++)
+        if (phase_votes[k] > phase_votes[phase]) phase = k;
+    for (size_t a = 0; a < n;) {
+        size_t b = a + 1;
+        while (b < n && ch[b] != 0) b++;
+        /* (the scan's period: the commonest step between two samples on the grid) */
+        long long period = 0, base = 0;
+        int best = 0;
+        for (size_t i = a; i + 1 < b; i++) {
+            if ((t[i] & 7) != phase || (t[i + 1] & 7) != phase || ch[i + 1] != ch[i] + 1) continue;
+            long long p = t[i + 1] - t[i];
+            int votes = 0;
+            for (size_t j = a; j + 1 < b; j++)
+                votes += (t[j] & 7) == phase && (t[j + 1] & 7) == phase && ch[j + 1] == ch[j] + 1 && t[j + 1] - t[j] == p;
+            if (votes > best) best = votes, period = p;
+        }
+        best = 0;
+        for (size_t i = a; period && i < b; i++) {
+            if ((t[i] & 7) != phase) continue;
+            long long s0 = t[i] - ch[i] * period;
+            int votes = 0;
+            for (size_t j = a; j < b; j++) votes += (t[j] & 7) == phase && t[j] - ch[j] * period == s0;
+            if (votes > best) best = votes, base = s0;
+        }
+        for (size_t i = a; i < b; i++) {
+            long long s = base + ch[i] * period;
+            nominal[i] = period && s <= t[i] && t[i] - s <= 8 * 16 ? s : t[i];
+        }
+        a = b;
+    }
 }
 
 int main(int argc, char **argv) {
@@ -152,18 +199,30 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "cannot read %s\n", adclog);
                 return 1;
             }
+            static int chs[1 << 21]; /* (39 s of samples; the bench's files are 1.2 s at most) */
+            static long long cyc[1 << 21], nominal[1 << 21];
+            size_t n = 0;
             int ch;
             double tl;
             while (fscanf(f, "%d %lf", &ch, &tl) == 2) {
-                take_sample((uint8_t)ch, tl, 1);
-                if (ch == 7) det.work = DETECT_WORK_PER_SCAN;
+                if (n == sizeof chs / sizeof chs[0]) {
+                    fprintf(stderr, "%s: more samples than %zu\n", adclog, n);
+                    return 1;
+                }
+                chs[n] = ch;
+                cyc[n++] = llround(tl * 16.0); /* (the harness logs cycles / 16 to four places: exact) */
             }
             fclose(f);
+            schedule_times(chs, cyc, nominal, n);
+            for (size_t i = 0; i < n; i++) {
+                take_sample((uint8_t)chs[i], (double)cyc[i] / 16.0, (double)nominal[i] / 16.0, 1);
+                if (chs[i] == 7) det.work = DETECT_WORK_PER_SCAN;
+            }
             continue;
         }
         while (t < scn.duration_us) {
             for (uint8_t p = 0; p < 8; p++) {
-                take_sample(p, t, scans >= learn_scans);
+                take_sample(p, t, t, scans >= learn_scans);
                 rng ^= rng << 13;
                 rng ^= rng >> 17;
                 rng ^= rng << 5;
