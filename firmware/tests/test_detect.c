@@ -440,18 +440,6 @@ static void test_pair_delay_learnt(void) {
     SCAN_PERIOD_US = keep;
 }
 
-/* A loud slap's shake is no larger on a pad it reaches later than on one
- * it reached sooner: a hard slap at the rails on a far pad, a millisecond
- * after a neighbour's long clipped slap (clipped longer, so it looks like
- * that slap's shake), is found once that slap's shake on a nearer pad was
- * small. Without the nearer pad's shake (nothing to tell it by) the same
- * slap is dropped: what makes the rule worth having. Unless it rings
- * loud enough to stay at the rails longer than the other slap's scan did
- * (a shake is a fraction of its slap: it cannot): then it is found with
- * no nearer shake at all, and that is the rails rule's worth. And a
- * quieter far slap off the rails, 1.35 V, under twice the nearer shake's
- * 0.68 V (plus the threshold) but over 1.5 times it, is found since
- * 2.11.0 (DETECT_XT_NEARER_X10 15: 2.10.0's margin of two dropped it). */
 /* A shake at the rails whose first half-wave is shorter than
  * CLIP_HAND_LOBE_US (260 us since 2.11.0) is a shake's, however much of
  * it was at the rails: sim/scenarios/short_clipped_shake.scn, a round of
@@ -477,6 +465,18 @@ static void test_short_clipped_shake(const char *path) {
         }
 }
 
+/* A loud slap's shake is no larger on a pad it reaches later than on one
+ * it reached sooner: a hard slap at the rails on a far pad, a millisecond
+ * after a neighbour's long clipped slap (clipped longer, so it looks like
+ * that slap's shake), is found once that slap's shake on a nearer pad was
+ * small. Without the nearer pad's shake (nothing to tell it by) the same
+ * slap is dropped: what makes the rule worth having. Unless it rings
+ * loud enough to stay at the rails longer than the other slap's scan did
+ * (a shake is a fraction of its slap: it cannot): then it is found with
+ * no nearer shake at all, and that is the rails rule's worth. And a
+ * quieter far slap off the rails, 1.35 V, under twice the nearer shake's
+ * 0.68 V (plus the threshold) but over 1.5 times it, is found since
+ * 2.11.0 (DETECT_XT_NEARER_X10 15: 2.10.0's margin of two dropped it). */
 static void test_nearer_shake_smaller(void) {
     static scenario_t s;
     unsigned keep = SCAN_PERIOD_US;
