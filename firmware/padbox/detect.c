@@ -469,6 +469,8 @@ static ALWAYS_INLINE void set_levels(detect_pad_state_t *s) {
     s->lvl_a = (uint16_t)(ref + more + 2u * g);
 }
 
+__attribute__((used, externally_visible)) uint8_t detect_slow; /* (the assembly's ASM_TICK reads it by name) */
+
 /* Every RING_TICK samples the ringing's level decays (by ref >> (shift - 2),
  * ~ref >> shift a sample), slower than any ringing: a ringing never rises
  * past it, a new contact does. */
@@ -476,6 +478,7 @@ static ALWAYS_INLINE void follow_ring(detect_pad_state_t *s) {
     uint16_t ref = s->ref;
     /* (two constant shifts rather than a variable one: a loop on the AVR) */
     uint16_t down = s->ref_shift == REF_SHIFT_OWN ? (uint16_t)(ref >> (REF_SHIFT_OWN - 2)) : (uint16_t)(ref >> (REF_SHIFT_SHAKE - 2));
+    if (detect_slow) down = (uint16_t)(down + (detect_slow > 1u ? down : down >> 1)); /* (in time: step 16) */
     s->ref = (uint16_t)(ref - down - (ref ? 1u : 0u));
     /* (and up to the ringing's crests: some discs ring longer than any decay
      * a shake's could be given; a new contact rises faster than this) */

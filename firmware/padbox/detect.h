@@ -45,8 +45,10 @@
  *      ringing at a fifth to a third of it. With the disc's polarity known
  *      (step 7) only a push its way counts. The |d| level starts at the
  *      first half-wave's peak and decays by 1/32 a sample (1/64 after a
- *      reported contact). A pad is never deaf after a contact it did not
- *      report.
+ *      reported contact) at the quiet scan's 148 us: in time, not in
+ *      samples (step 16, detect_slow: in a burst's paced scans it decays
+ *      as much more a sample as they are longer). A pad is never deaf
+ *      after a contact it did not report.
  *   5. DECIDE at onset + the longest scan_us + DETECT_DECIDE_MARGIN_US (every pad that
  *      could have caused the contact has its peak by then). Crosstalk is
  *      cancelled only forward in time: a contact is dropped as a
@@ -423,6 +425,30 @@ void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, 
  * samples and its low-passed deviation (detect_lp). 1: done; 0: detect_step() must finish the
  * sample. (In assembly on the AVR, like the fast paths: detect.c.) */
 uint8_t detect_sample_quick(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo);
+
+/* Step 16: the ringing's level decays in time, not in samples. It decays
+ * by a fixed share every RING_TICK samples of a pad, set for the quiet
+ * scan of 148 us; while the sampler is paced in a burst (up to ~300 us a
+ * scan, "Pacing" in firmware/README.md) it would decay half as fast in
+ * time, and a shaken pad's level would stay over the slap that comes a few
+ * ms later. So the loop tells the core at each scan's start how slow the
+ * scan is (detect_slow = detect_slowness(the scan's period, us)): from
+ * DETECT_SLOW_SCAN_US a scan the level decays 1.5 times as much a tick,
+ * from DETECT_SLOWER_SCAN_US twice (the period at which each matches the
+ * quiet scan's decay in time is 230 and 319 us; the bounds are halfway
+ * between, in ratio). */
+#ifndef DETECT_SLOW_SCAN_US
+#define DETECT_SLOW_SCAN_US 184u
+#endif
+#ifndef DETECT_SLOWER_SCAN_US
+#define DETECT_SLOWER_SCAN_US 272u
+#endif
+/** How slow a scan of period scan_us is, for detect_slow: 0, 1 or 2. */
+static inline uint8_t detect_slowness(uint16_t scan_us) {
+    return (uint8_t)((scan_us >= DETECT_SLOW_SCAN_US) + (scan_us >= DETECT_SLOWER_SCAN_US));
+}
+/** The scan in progress's detect_slowness(); 0 (a quiet scan's) unless set. */
+extern uint8_t detect_slow;
 
 /** Feed one raw ADC sample (0..1023) of pad (s == &d->st[pad], pad < d->npads),
  * taken at device time t_us. */

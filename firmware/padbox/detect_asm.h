@@ -159,7 +159,8 @@
 /* detect_tick's body (detect.c's C, step for step; Z = s): within a
  * contact's first half-wave only the tick's count again; else since_lobe
  * on (saturating), the ringing's level down (follow_ring: by ref >> 4 on
- * the pad's own ringing, else ref >> 3, and one more if not 0; up to the
+ * the pad's own ringing, else ref >> 3, 1.5 or 2 times that in a slow
+ * scan (detect_slow), and one more if not 0; up to the
  * crests since the last tick if they reach the threshold) and the level a
  * new contact must pass (set_levels). r18, r19, r24..r27 on the way; the
  * sample's registers (r20..r23), Z and T kept: the scan loop runs it
@@ -192,6 +193,18 @@
     "lsr r27\n\t" "ror r26\n"                                                                                \
     "66:\n\t"                                                                                                \
     "lsr r27\n\t" "ror r26\n\t" "lsr r27\n\t" "ror r26\n\t" "lsr r27\n\t" "ror r26\n\t"                    \
+    /* (in a slow scan 1.5 or 2 times that: detect_slow, step 16) */                                         \
+    "lds r18, detect_slow\n\t" /* (by name: the inline asm has all 30 operands it may have) */                \
+    "tst r18\n\t"                                                                                            \
+    "breq 72f\n\t"                                                                                           \
+    "cpi r18, 2\n\t"                                                                                         \
+    "movw r18, r26\n\t"                                                                                      \
+    "brsh 79f\n\t"                                                                                           \
+    "lsr r19\n\t" "ror r18\n"                                                                                \
+    "79:\n\t"                                                                                                \
+    "add r26, r18\n\t"                                                                                       \
+    "adc r27, r19\n"                                                                                          \
+    "72:\n\t"                                                                                                \
     "sub r24, r26\n\t"                                                                                       \
     "sbc r25, r27\n\t"                                                                                       \
     "sbiw r24, 1\n\t"                                                                                        \

@@ -40,7 +40,7 @@
 #include "detect.h"
 #include "proto.h"
 
-#define FW_VERSION "2.11.0"
+#define FW_VERSION "2.12.0"
 #ifndef PADBOX_PADS
 #define PADBOX_PADS 8
 #endif
@@ -844,11 +844,14 @@ ISR(TIMER2_COMPA_vect, ISR_NAKED) {
 
 /** The loop's steps from pz.frac and pz.period: the whole microseconds
  * from sample pz.tail to the next, and how the next one differs (odd
- * periods: the half microseconds alternate). */
+ * periods: the half microseconds alternate); and detect_slow. */
 static void set_steps(void) {
     uint8_t p = pz.period;
     pz.step = (uint8_t)((p + pz.frac) >> 1);
     pz.step_xor = (p & 1u) ? (uint8_t)((p >> 1) ^ ((p >> 1) + 1u)) : 0u;
+    /* (and how slow the scans are from here, for the ringing's decay: detect.h, step 16; a scan is
+     * PADBOX_PADS periods of p half microseconds) */
+    detect_slow = detect_slowness((uint16_t)((uint16_t)PADBOX_PADS * p / 2u));
 }
 
 /** Start the sampler; the loop's first sample is pad 1's (pz.tail, pz.t_us). */

@@ -10,7 +10,9 @@
  *           [--adclog FILE] [--show-learnt] SCENARIO...
  *
  * Heavy work (a contact's start, a decision) is DETECT_WORK_PER_SCAN units a
- * scan, as in the image.
+ * scan, as in the image, and each scan's detect_slow (detect.h, step 16)
+ * is its period's, as the image's loop sets it: from the slot, or with
+ * --adclog from the period the image's sampler took for that scan.
  *
  * --adclog FILE: the samples are taken when the image in simavr took them
  * (the harness's HARNESS_ADCLOG file), to replay one of its runs here; each
@@ -110,11 +112,13 @@ static void take_sample(uint8_t ch, double t, double stamp, int print_hits) {
  * pads of a scan one period apart, and the image counts each sample's time
  * on that schedule; but a receive or clock interrupt can hold one back by
  * up to ~3 us, which the harness logs as it happened. So, per scan (pad 1
- * to the next pad 1), the period and the scan's start are the commonest
- * among the samples on the grid's phase, and each sample is stamped where
+ * to the next pad 1), the period is the commonest step between two of its
+ * samples to the nearest tick (also the scan's detect_slow), the scan's
+ * start the commonest among the samples on the grid's phase, and each
+ * sample is stamped where
  * the schedule puts it (never later than it was taken, at most 8 us
  * sooner; otherwise as taken). t and nominal in cycles (1/16 us). */
-static void schedule_times(const int *ch, const long long *t, long long *nominal, size_t n) {
+static void schedule_times(const int *ch, const long long *t, long long *nominal, long long *period_of, size_t n) {
     int phase_votes[8] = {0}, phase = 0;
     for (size_t i = 0; i < n && i < 4096; i++) phase_votes[t[i] & 7]++;
     for (int k = 1; k < 8; k++)
@@ -122,15 +126,16 @@ static void schedule_times(const int *ch, const long long *t, long long *nominal
     for (size_t a = 0; a < n;) {
         size_t b = a + 1;
         while (b < n && ch[b] != 0) b++;
-        /* (the scan's period: the commonest step between two samples on the grid) */
+        /* (the scan's period: the commonest step between two samples, to the
+         * nearest tick: a sample is held back by a few cycles at most, and in
+         * a paced burst few pairs may be both on the grid) */
         long long period = 0, base = 0;
         int best = 0;
         for (size_t i = a; i + 1 < b; i++) {
-            if ((t[i] & 7) != phase || (t[i + 1] & 7) != phase || ch[i + 1] != ch[i] + 1) continue;
-            long long p = t[i + 1] - t[i];
+            if (ch[i + 1] != ch[i] + 1) continue;
+            long long p = (t[i + 1] - t[i] + 4) / 8 * 8;
             int votes = 0;
-            for (size_t j = a; j + 1 < b; j++)
-                votes += (t[j] & 7) == phase && (t[j + 1] & 7) == phase && ch[j + 1] == ch[j] + 1 && t[j + 1] - t[j] == p;
+            for (size_t j = a; j + 1 < b; j++) votes += ch[j + 1] == ch[j] + 1 && (t[j + 1] - t[j] + 4) / 8 * 8 == p;
             if (votes > best) best = votes, period = p;
         }
         best = 0;
@@ -144,6 +149,7 @@ static void schedule_times(const int *ch, const long long *t, long long *nominal
         for (size_t i = a; i < b; i++) {
             long long s = base + ch[i] * period;
             nominal[i] = period && s <= t[i] && t[i] - s <= 8 * 16 ? s : t[i];
+            period_of[i] = period;
         }
         a = b;
     }
@@ -200,7 +206,7 @@ int main(int argc, char **argv) {
                 return 1;
             }
             static int chs[1 << 21]; /* (39 s of samples; the bench's files are 1.2 s at most) */
-            static long long cyc[1 << 21], nominal[1 << 21];
+            static long long cyc[1 << 21], nominal[1 << 21], period_of[1 << 21];
             size_t n = 0;
             int ch;
             double tl;
@@ -213,13 +219,17 @@ int main(int argc, char **argv) {
                 cyc[n++] = llround(tl * 16.0); /* (the harness logs cycles / 16 to four places: exact) */
             }
             fclose(f);
-            schedule_times(chs, cyc, nominal, n);
+            schedule_times(chs, cyc, nominal, period_of, n);
+            detect_slow = 0;
             for (size_t i = 0; i < n; i++) {
+                /* (a scan's start: how slow it is, from its period, as the image's loop has it; cycles a slot / 2 = us a scan of 8) */
+                if (chs[i] == 0) detect_slow = detect_slowness((uint16_t)(period_of[i] / 2));
                 take_sample((uint8_t)chs[i], (double)cyc[i] / 16.0, (double)nominal[i] / 16.0, 1);
                 if (chs[i] == 7) det.work = DETECT_WORK_PER_SCAN;
             }
             continue;
         }
+        detect_slow = detect_slowness((uint16_t)(8.0 * (slot_us + jitter_us / 2.0))); /* (a fixed slot: every scan alike) */
         while (t < scn.duration_us) {
             for (uint8_t p = 0; p < 8; p++) {
                 take_sample(p, t, t, scans >= learn_scans);

@@ -153,11 +153,13 @@ static detect_pad_state_t a, b, before;
  * judged on the C version's result: each must come up. */
 enum { C_PUSH, C_BIG, C_HIGH_REF, C_LOBE, C_DISC_NEG, C_DISC_0, C_DISC_POS, C_OWN, C_FAST, C_TICK,
        C_LP_MIN, C_Q_UP, C_Q_DOWN, C_Q_SLEW_UP, C_Q_SLEW_DOWN, C_FAINT, C_FAINT_DEFERRED,
-       C_T_FIRST_LOBE, C_T_SATURATE, C_T_OWN, C_T_REF_0, C_T_CREST, C_T_CREST_UNDER_THR, C_T_THR_MORE, C_COUNT };
+       C_T_FIRST_LOBE, C_T_SATURATE, C_T_OWN, C_T_REF_0, C_T_CREST, C_T_CREST_UNDER_THR, C_T_THR_MORE,
+       C_T_SLOW, C_T_SLOWER, C_COUNT };
 static const char *const COVER[C_COUNT] = {"push", "mag_over_255", "ref_quarter_carries", "first_lobe", "disc_neg", "disc_0", "disc_pos", "own", "fast", "tick", "lp_min_disc_neg",
                                            "quick_up", "quick_down", "quick_slew_up", "quick_slew_down", "faint",
                                            "faint_deferred", "tick_first_lobe", "tick_saturate", "tick_own",
-                                           "tick_ref_0", "tick_crest", "tick_crest_under_thr", "tick_thr_more"};
+                                           "tick_ref_0", "tick_crest", "tick_crest_under_thr", "tick_thr_more",
+                                           "tick_slow", "tick_slower"};
 static uint16_t cover[C_COUNT];
 
 /* lp as the C works it out (before: the state before the sample). */
@@ -211,6 +213,10 @@ static void count_tick_cover(void) {
     }
     uint16_t ref = before.ref;
     uint16_t down = before.ref_shift == 6u ? (uint16_t)(ref >> 4) : (uint16_t)(ref >> 3);
+    if (detect_slow) { /* (step 16: 1.5 or 2 times that in a slow scan) */
+        cover[detect_slow > 1u ? C_T_SLOWER : C_T_SLOW]++;
+        down = (uint16_t)(down + (detect_slow > 1u ? down : down >> 1));
+    }
     uint16_t decayed = (uint16_t)(ref - down - (ref ? 1u : 0u));
     if (before.since_lobe > 251u) cover[C_T_SATURATE]++;
     if (before.ref_shift == 6u) cover[C_T_OWN]++;
@@ -235,6 +241,7 @@ int main(void) {
         if (which >= P_COUNT) which = P_QUICK;
         random_state(&a, raw);
         if (which >= P_QUICK) moving_state(&a, raw);
+        detect_slow = (rnd() & 1u) ? 0u : (uint8_t)(1u + (rnd() & 1u)); /* (how slow the scan is: step 16) */
         if (which == P_TICK && ((round >> 3) & 7u) == 1u) a.ref = 0; /* (the ringing's level gone) */
         if (which == P_FAST && (round & 16u)) { /* a faint shake at rest: just over the gate, coasting long */
             uint16_t g = (uint16_t)(a.nf + 4u), over = (uint16_t)(rnd() % 40u);

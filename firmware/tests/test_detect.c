@@ -41,10 +41,15 @@ typedef struct {
     int n;
 } hits_t;
 
+/* How slow the scans are for the ringing's decay (detect_slow): -1, as the
+ * firmware has it at SCAN_PERIOD_US; else this (a test of step 16). */
+static int slow_override = -1;
+
 /* Run a scenario through a detector, sampling like the firmware. */
 static void run(scenario_t *s, detect_t *d, uint32_t clock_offset, hits_t *out) {
     out->n = 0;
     const double slot = (double)SCAN_PERIOD_US / 8.0;
+    detect_slow = slow_override >= 0 ? (uint8_t)slow_override : detect_slowness((uint16_t)SCAN_PERIOD_US);
     for (double t0 = 0; t0 < s->duration_us; t0 += SCAN_PERIOD_US) {
         for (int p = 0; p < d->npads; p++) {
             double t = t0 + p * slot;
@@ -669,6 +674,47 @@ static void test_shake_lobe_learnt(void) {
     SCAN_PERIOD_US = keep;
 }
 
+/* Step 16: the ringing's level (what a new contact on a ringing pad must
+ * pass) decays in time, not in samples. A slap rings on its pad; 9 ms
+ * after it its level is the same within a third at 148 us a scan (the
+ * quiet table's) and at 296 us (the sampler paced in a burst), at every
+ * phase of the samples. With the quiet scan's decay a tick at both
+ * (detect_slow 0), it is half as large again at 296 us: a shaken pad's
+ * slap a few ms later was lost so on the image's samples (seed 20261201,
+ * table_026, pad 5). */
+static double ring_level_after(unsigned period_us, uint32_t shift, int slow) {
+    static scenario_t s;
+    static hits_t h;
+    unsigned keep = SCAN_PERIOD_US;
+    SCAN_PERIOD_US = period_us;
+    slow_override = slow;
+    scn_init(&s);
+    s.noise_mv = 6;
+    add_shaped(&s, 0, 60000 + shift, 2000, SCN_EXPECT_SLAP, 600, 0.4, 1200, 5000, 1);
+    s.duration_us = 69000 + shift; /* (the run stops 9 ms after the contact) */
+    detect_t d;
+    detect_init(&d, 8);
+    run(&s, &d, 0, &h);
+    CHECK(h.n == 1 && h.hit[0].is_slap && d.st[0].state == DETECT_RING,
+          "the slap is found and its pad rings (%u us a scan, shift %u us): %d hit(s), state %u", period_us, shift, h.n,
+          d.st[0].state);
+    slow_override = -1;
+    SCAN_PERIOD_US = keep;
+    return (double)d.st[0].ref;
+}
+
+static void test_ring_level_decays_in_time(void) {
+    double worst_old = 0.0;
+    for (uint32_t shift = 0; shift < 148u; shift += 37u) {
+        double quiet = ring_level_after(148u, shift, -1), paced = ring_level_after(296u, shift, -1);
+        CHECK(quiet > 0.0 && paced >= 0.75 * quiet && paced <= 1.33 * quiet,
+              "the ringing's level 9 ms on: %.0f at 296 us a scan, %.0f at 148 us (shift %u us)", paced, quiet, shift);
+        double old = ring_level_after(296u, shift, 0);
+        if (quiet > 0.0 && old / quiet > worst_old) worst_old = old / quiet;
+    }
+    CHECK(worst_old > 1.33, "(the test means something: decayed a tick at a time, %.2f times as large at 296 us)", worst_old);
+}
+
 static void test_poll_buffer_small(void) {
     /* Three simultaneous equal slaps, a buffer of two: two come out, the
      * third is dropped whole rather than garbled, and nothing crashes. */
@@ -745,6 +791,7 @@ int main(int argc, char **argv) {
     test_barely_clipped_source();
     test_shake_of_a_doubted_slap();
     test_shake_lobe_learnt();
+    test_ring_level_decays_in_time();
     printf("sizeof(detect_t) = %u bytes\n", (unsigned)sizeof(detect_t));
     if (failures) {
         printf("%d failure(s)\n", failures);

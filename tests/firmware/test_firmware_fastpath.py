@@ -31,7 +31,8 @@ def test_assembly_fast_paths_match_their_c_versions(firmware, tmp_path: Path) ->
     push; |lp| past 255; a level whose quarter carries past 16 bits; a contact's
     first half-wave; the rest by LP_SLEW either way in quick's ringing path, and
     short of it; each disc; lp = -32768 with a
-    negative disc; the pad's own ringing; the fast decay; a tick), and a pad at
+    negative disc; the pad's own ringing; the fast decay; a tick, in a quiet, a slow
+    and a slower scan: step 16), and a pad at
     rest's faint shake in the fast path (the rest after its mean, a start put off
     or not), a few times at least."""
     subprocess.run(["make", "-s", "-C", str(simtools.FIRMWARE), f"BUILD={tmp_path.resolve()}",
@@ -46,7 +47,7 @@ def test_assembly_fast_paths_match_their_c_versions(firmware, tmp_path: Path) ->
     assert cover, out
     words = cover.group(1).split()
     counts = dict(zip(words[::2], map(int, words[1::2])))
-    assert len(counts) == 24 and min(counts.values()) >= 5, counts
+    assert len(counts) == 26 and min(counts.values()) >= 5, counts
 
 
 def test_sampler_registers_are_the_handlers_alone(firmware, tmp_path_factory: pytest.TempPathFactory) -> None:  # noqa: F811

@@ -39,8 +39,6 @@ CASES = ["clipped_neighbour", "eight_within_1ms", "hum_touches", "quiet_first_sl
 #: and 2.11.0's final builds, not by 2.9.0's). See firmware/README.md, "What is not there yet" and "Limits".
 NOT_YET = {
     ("shaken_then_slapped", "found"): "a slap within ~0.5 ms of the shake on its pad is dated to the shake or lost",
-    ("reversed_disc", "found"): "a soft slap on a shaken pad 0.5 ms before a 0.84 V shake the other way is "
-                                "dated ~450 us late at the image's paced scans (on time on the host at 148 us)",
     ("eight_within_1ms", "found"): "some slaps are lost: 2 of 24 on the host at 148 us a scan and on the image "
                                    "(3 with 2.10.0), whose sampling slows to 290-390 us a scan while eight pads start at once",
 }

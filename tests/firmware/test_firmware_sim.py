@@ -100,7 +100,7 @@ def _image_hits_are_the_hosts(build, path: Path, tmp_path: Path):
     return run
 
 
-@pytest.mark.parametrize("name", ["two_players", "eight_players", "held_sample"])
+@pytest.mark.parametrize("name", ["two_players", "eight_players", "held_sample", "slow_scans"])
 def test_sample_times_are_the_conversions(firmware, name: str, tmp_path: Path) -> None:
     """The image counts its samples' times from the sampler's periods (no time
     is stored with a sample, and the period stretches under load): the
@@ -109,7 +109,10 @@ def test_sample_times_are_the_conversions(firmware, name: str, tmp_path: Path) -
     onsets to the microsecond. held_sample: an interrupt holds a
     sample-and-hold back 2.4 us in a slap's rise; the image stamps it on its
     sampler's schedule, and so must the replay (at the time taken, that
-    slap's onset comes out 6 us late)."""
+    slap's onset comes out 6 us late). slow_scans: paced scans in which no
+    two neighbouring samples are both on the schedule; the replay must still
+    find each scan's period for its detect_slow (step 16), or an onset comes
+    out 7 us late."""
     _image_hits_are_the_hosts(firmware, simtools.SCENARIOS / f"{name}.scn", tmp_path)
 
 
