@@ -32,15 +32,16 @@ pytestmark = pytest.mark.firmware
 
 CASES = ["clipped_neighbour", "eight_within_1ms", "hum_touches", "quiet_first_slapper", "reversed_disc",
          "shaken_then_slapped"]
-#: What is not met yet, and why (firmware 2.11.0 on the biased input). Single checks come and go
+#: What is not met yet, and why (firmware 2.12.0 on the biased input). Single checks come and go
 #: with the image's exact sample times, not with its detection: reversed_disc's "found" (met by
-#: 2.8.0's and 2.9.0's final builds, not by 2.7.0's, 2.10.0's nor 2.11.0's: on 2.10.0's samples
-#: 2.9.0's detection dates that slap as late), clipped_neighbour's "clean" (met by 2.8.0's, 2.10.0's
-#: and 2.11.0's final builds, not by 2.9.0's). See firmware/README.md, "What is not there yet" and "Limits".
+#: 2.8.0's, 2.9.0's and 2.12.0's final builds, not by 2.7.0's, 2.10.0's nor 2.11.0's: on 2.12.0's
+#: samples 2.11.0's detection dates that slap right too), clipped_neighbour's "clean" (met by 2.8.0's,
+#: 2.10.0's, 2.11.0's and 2.12.0's final builds, not by 2.9.0's). See firmware/README.md, "What is not
+#: there yet" and "Limits".
 NOT_YET = {
     ("shaken_then_slapped", "found"): "a slap within ~0.5 ms of the shake on its pad is dated to the shake or lost",
-    ("eight_within_1ms", "found"): "some slaps are lost: 2 of 24 on the host at 148 us a scan and on the image "
-                                   "(3 with 2.10.0), whose sampling slows to 290-390 us a scan while eight pads start at once",
+    ("eight_within_1ms", "found"): "some slaps are lost: 2 of 24 on the host at 148 us a scan, 3 on the image "
+                                   "(2 with 2.11.0), whose sampling slows to 290-390 us a scan while eight pads start at once",
 }
 #: A HIT line is on the wire this soon after its onset, or sooner: the box holds lines back in a
 #: burst (firmware/README.md, "The outbox waits in a burst": at most 30 ms a record, then a
