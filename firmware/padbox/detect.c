@@ -1367,6 +1367,12 @@ static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
             uint8_t wrong = (s->c.flags & DETECT_C_WRONG) != 0;
             /* (against the disc, a swing the disc's way now may be the hand's: the level is the shake's alone) */
             s->ref = p > a || wrong ? p : a;
+            /* (step 17: at most what a sample can show, the rails: an estimated
+             * peak over them kept every new contact out for as long as the
+             * level took to decay to them, ~5 ms after a hard shake) */
+            int16_t b = (int16_t)((s->base_q4 + 8) >> 4);
+            uint16_t most = (uint16_t)(b > 511 ? b : 1023 - b);
+            if (s->ref > most) s->ref = most;
             s->ref_shift = REF_SHIFT_SHAKE;
             s->since_lobe = 0;
             set_levels(s);

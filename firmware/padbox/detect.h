@@ -44,7 +44,8 @@
  *      LP_MARGIN counts: a hand's push shows there at its own size, the
  *      ringing at a fifth to a third of it. With the disc's polarity known
  *      (step 7) only a push its way counts. The |d| level starts at the
- *      first half-wave's peak and decays by 1/32 a sample (1/64 after a
+ *      first half-wave's peak (at most what the rails let a sample show:
+ *      step 17) and decays by 1/32 a sample (1/64 after a
  *      reported contact) at the quiet scan's 148 us: in time, not in
  *      samples (step 16, detect_slow: in a burst's paced scans it decays
  *      as much more a sample as they are longer). A pad is never deaf
