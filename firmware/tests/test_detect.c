@@ -715,6 +715,39 @@ static void test_ring_level_decays_in_time(void) {
     CHECK(worst_old > 1.33, "(the test means something: decayed a tick at a time, %.2f times as large at 296 us)", worst_old);
 }
 
+/* Step 17: a neighbour's hard slap shakes a pad far past the rails; its
+ * contact's peak is estimated (over 600 counts), but no sample of that pad
+ * can show more than the rails let through (~512 from its rest), and the
+ * ringing's level, which a new contact must pass, starts no higher: at the
+ * estimated peak it kept out every contact on that pad, the player's own
+ * slap included, until it had decayed to the rails (~5 ms after a hard
+ * shake). Checked as soon as the shake's first half-wave is over, at every
+ * phase of the samples (148 us a scan); without step 17 the level was
+ * 706-1104 counts there, where a sample can show 512-526. */
+static void test_ring_level_within_the_rails(void) {
+    static scenario_t s;
+    static hits_t h;
+    unsigned keep = SCAN_PERIOD_US;
+    SCAN_PERIOD_US = 148u;
+    for (uint32_t shift = 0; shift < 148u; shift += 37u) {
+        scn_init(&s);
+        s.noise_mv = 8;
+        add_shaped(&s, 0, 50000 + shift, 14000, SCN_EXPECT_SLAP, 200, 0.5, 1200, 5000, 1);
+        add_shaped(&s, 1, 50500 + shift, 8000, SCN_EXPECT_NONE, 150, 0.8, 2200, 3000, 1);
+        s.duration_us = 51400 + shift; /* (the shake's first half-wave over, its scan not) */
+        detect_t d;
+        detect_init(&d, 8);
+        run(&s, &d, 0, &h);
+        const detect_pad_state_t *st = &d.st[1];
+        int b = (st->base_q4 + 8) >> 4, most = b > 511 ? b : 1023 - b;
+        CHECK(st->state == DETECT_SCAN && (st->c.flags & DETECT_C_LOBE), "the shake's first half-wave is over (shift %u us)",
+              shift);
+        /* (a few counts more: the rest has moved on since, and the crests are measured from where it was) */
+        CHECK(st->ref <= most + 8, "the ringing's level %u, what a sample can show %d (shift %u us)", st->ref, most, shift);
+    }
+    SCAN_PERIOD_US = keep;
+}
+
 static void test_poll_buffer_small(void) {
     /* Three simultaneous equal slaps, a buffer of two: two come out, the
      * third is dropped whole rather than garbled, and nothing crashes. */
@@ -792,6 +825,7 @@ int main(int argc, char **argv) {
     test_shake_of_a_doubted_slap();
     test_shake_lobe_learnt();
     test_ring_level_decays_in_time();
+    test_ring_level_within_the_rails();
     printf("sizeof(detect_t) = %u bytes\n", (unsigned)sizeof(detect_t));
     if (failures) {
         printf("%d failure(s)\n", failures);
