@@ -1370,7 +1370,7 @@ static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
             /* (step 17: at most what a sample can show, the rails: an estimated
              * peak over them kept every new contact out for as long as the
              * level took to decay to them, ~5 ms after a hard shake) */
-            int16_t b = (int16_t)((s->base_q4 + 8) >> 4);
+            int16_t b = (int16_t)-deviation(0, s->base_q4); /* (the rest, in counts) */
             uint16_t most = (uint16_t)(b > 511 ? b : 1023 - b);
             if (s->ref > most) s->ref = most;
             s->ref_shift = REF_SHIFT_SHAKE;

@@ -118,6 +118,9 @@ static void take_sample(uint8_t ch, double t, double stamp, int print_hits) {
  * sample is stamped where
  * the schedule puts it (never later than it was taken, at most 8 us
  * sooner; otherwise as taken). t and nominal in cycles (1/16 us). */
+/* The step from sample i to the next, to the nearest tick (8 cycles). */
+static long long tick_step(const long long *t, size_t i) { return (t[i + 1] - t[i] + 4) / 8 * 8; }
+
 static void schedule_times(const int *ch, const long long *t, long long *nominal, long long *period_of, size_t n) {
     int phase_votes[8] = {0}, phase = 0;
     for (size_t i = 0; i < n && i < 4096; i++) phase_votes[t[i] & 7]++;
@@ -133,9 +136,9 @@ static void schedule_times(const int *ch, const long long *t, long long *nominal
         int best = 0;
         for (size_t i = a; i + 1 < b; i++) {
             if (ch[i + 1] != ch[i] + 1) continue;
-            long long p = (t[i + 1] - t[i] + 4) / 8 * 8;
+            long long p = tick_step(t, i);
             int votes = 0;
-            for (size_t j = a; j + 1 < b; j++) votes += ch[j + 1] == ch[j] + 1 && (t[j + 1] - t[j] + 4) / 8 * 8 == p;
+            for (size_t j = a; j + 1 < b; j++) votes += ch[j + 1] == ch[j] + 1 && tick_step(t, j) == p;
             if (votes > best) best = votes, period = p;
         }
         best = 0;
