@@ -29,11 +29,14 @@ its pad while its push rises (the model's flag): such slaps are split out.
 Then the 10 s hum-only scenario and the fixed hardest cases apart.
 With ``--warmup`` every table starts with a warm-up (each player slaps alone
 once, hard; MODEL.md), not judged: what the box learns of a table before
-the rounds that count (each pair's vibration delay, firmware 2.4).
+the rounds that count (each pair's vibration delay, firmware 2.4). With
+``--warmup-slaps 3`` they go round three times: a box that has heard the
+table for a while, which has learnt about half the discs' polarities too
+(one round teaches it none).
 The bench reports; it asserts nothing. Targets are printed beside the new
 firmware's figures.
 
-    python -m bench.bench_padbox_detection [--rounds 1000] [--quick] [--no-baseline] [--seed S] [--jobs 2] [--keep DIR] [--warmup]
+    python -m bench.bench_padbox_detection [--rounds 1000] [--quick] [--no-baseline] [--seed S] [--jobs 2] [--keep DIR] [--warmup [--warmup-slaps N]]
     python -m bench.bench_padbox_detection --host [--slot-us US | --adclogs DIR] ...
     python -m bench.bench_padbox_detection --seeds 20261201,7,3 ... (each seed, then the counts summed)
     python -m bench.bench_padbox_detection --draw 1 ... (the new image with 1 cycle more a scan: another draw)
@@ -553,6 +556,9 @@ def main(argv: list[str] | None = None) -> Report:
     ap.add_argument("--warmup", action="store_true",
                     help="each table starts with a warm-up (every player slaps alone once; not judged), "
                          "as players try their pads: what the box learns of the table from it")
+    ap.add_argument("--warmup-slaps", type=int, default=1, metavar="N",
+                    help="with --warmup: each player slaps alone N times round (1..10, default 1); "
+                         "3 teach the box about half the discs' polarities")
     ap.add_argument("--host", action="store_true",
                     help="run the detection core on the host (firmware/sim/hostrun.c: fast, an approximate "
                          "schedule of samples, no scan figures) instead of the image in simavr")
@@ -585,8 +591,12 @@ def main(argv: list[str] | None = None) -> Report:
     quick = args.quick or is_quick()
     rounds = args.rounds or (QUICK_ROUNDS if quick else DEFAULT_ROUNDS)
     started = time.perf_counter()
-    files = table_model.generate(rounds, args.seed, warmup=args.warmup)
-    drawn = {"rounds": rounds, "seed": args.seed, "warmup": args.warmup}
+    if not 1 <= args.warmup_slaps <= 10 or (args.warmup_slaps != 1 and not args.warmup):
+        ap.error("--warmup-slaps needs --warmup and a count within 1..10")
+    files = table_model.generate(rounds, args.seed, warmup=args.warmup, warmup_slaps=args.warmup_slaps)
+    drawn: dict[str, Any] = {"rounds": rounds, "seed": args.seed, "warmup": args.warmup}
+    if args.warmup_slaps != 1:
+        drawn["warmup_slaps"] = args.warmup_slaps
     cases = table_model.hardest_cases()
     with tempfile.TemporaryDirectory(prefix="padbox-detect-") as tmp_s:
         tmp = Path(tmp_s)
@@ -612,7 +622,7 @@ def main(argv: list[str] | None = None) -> Report:
                 missing = [str(p) for p in logs.values() if not p.is_file()]
                 if missing:
                     ap.error(f"--adclogs: no log of the image's samples for {len(missing)} file(s), e.g. "
-                             f"{missing[0]}: run the image once with the same --seed, --rounds, --warmup and "
+                             f"{missing[0]}: run the image once with the same --seed, --rounds, --warmup(-slaps) and "
                              f"--adclogs {args.adclogs} (without --host)")
                 tasks_host = [("host", str(binary), ["--adclog", str(logs[sf.name]), str(scn_dir / f"{sf.name}.scn")])
                               for sf in order]

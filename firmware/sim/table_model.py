@@ -191,7 +191,9 @@ FEINT_QUIET_MV = 60.0
 MAX_ROUNDS_PER_FILE = 20
 #: A warm-up (``generate(warmup=True)``): before the rounds, each player slaps alone once (pads in
 #: order, hard: WARMUP_HAND), this far apart, as players try their pads at a new table; the box learns
-#: from it. Its slaps are not the rounds': the bench judges only the rounds after it.
+#: from it. Its slaps are not the rounds': the bench judges only the rounds after it. With
+#: ``warmup_slaps=N`` the players go round N times: a table the box has heard for a while (one
+#: round teaches it no disc's polarity, DISC_SURE in detect.c; three teach it about half of them).
 WARMUP_SPACING_US = 50_000
 WARMUP_HAND = "sharp"
 
@@ -652,11 +654,12 @@ def draw_round(rng: random.Random, table: Table, elec: Electrical, index: int, s
     return rnd
 
 
-def draw_warmup(rng: random.Random, table: Table, elec: Electrical) -> list[Round]:
-    """Each player slaps alone once, pads in order, WARMUP_SPACING_US apart from FIRST_ROUND_US."""
+def draw_warmup(rng: random.Random, table: Table, elec: Electrical, slaps: int = 1) -> list[Round]:
+    """Each player slaps alone, pads in order, WARMUP_SPACING_US apart from FIRST_ROUND_US; ``slaps`` times round."""
     out = []
-    for pad in range(1, PADS + 1):
-        start = FIRST_ROUND_US + (pad - 1) * WARMUP_SPACING_US
+    for k in range(slaps * PADS):
+        pad = k % PADS + 1
+        start = FIRST_ROUND_US + k * WARMUP_SPACING_US
         rnd = Round(index=0, start_us=start, case="warmup", players=[pad])
         c = make_contact(rng, table, elec, pad, start + rng.randint(*FIRST_CONTACT_US), WARMUP_HAND, role="warm-up")
         rnd.contacts.append(c)
@@ -667,24 +670,26 @@ def draw_warmup(rng: random.Random, table: Table, elec: Electrical) -> list[Roun
 
 
 def generate(rounds: int, seed: int, players: tuple[int, int] = (2, 8), frontend: str = "biased",
-             prefix: str = "table", warmup: bool = False) -> list[ScenarioFile]:
+             prefix: str = "table", warmup: bool = False, warmup_slaps: int = 1) -> list[ScenarioFile]:
     """``rounds`` random rounds packed into scenario files (a new table and new conditions per file).
 
     With ``warmup`` each file starts with draw_warmup()'s solo slaps and its rounds come after them:
-    the same rounds as without, later by PADS * WARMUP_SPACING_US (the warm-up draws from a random
-    sequence of its own)."""
+    the same rounds as without, later by warmup_slaps * PADS * WARMUP_SPACING_US (the warm-up draws
+    from a random sequence of its own; each player slaps alone warmup_slaps times)."""
     if not 1 <= players[0] <= players[1] <= PADS:
         raise ValueError(f"players must be within 1..{PADS}, got {players}")
+    if warmup and not 1 <= warmup_slaps <= 10:
+        raise ValueError(f"warmup_slaps must be within 1..10, got {warmup_slaps}")
     rng = random.Random(seed)
     files: list[ScenarioFile] = []
     done = 0
-    first = FIRST_ROUND_US + (PADS * WARMUP_SPACING_US if warmup else 0)
+    first = FIRST_ROUND_US + (warmup_slaps * PADS * WARMUP_SPACING_US if warmup else 0)
     while done < rounds:
         table, elec = Table.draw(rng), Electrical.draw(rng, frontend)
         f = ScenarioFile(name=f"{prefix}_{len(files) + 1:03d}", noise_seed=rng.randrange(1, 2**31),
                          table=table, electrical=elec, rounds=[], duration_us=0)
         if warmup:
-            f.warmup = draw_warmup(random.Random(f.noise_seed), table, elec)
+            f.warmup = draw_warmup(random.Random(f.noise_seed), table, elec, warmup_slaps)
         while done < rounds and len(f.rounds) < MAX_ROUNDS_PER_FILE:
             start = first + len(f.rounds) * ROUND_SPACING_US
             rnd = draw_round(rng, table, elec, done + 1, start, players)
@@ -696,7 +701,8 @@ def generate(rounds: int, seed: int, players: tuple[int, int] = (2, 8), frontend
         f.notes = [f"{len(f.rounds)} random rounds (of {rounds}, seed {seed}), one every {ROUND_SPACING_US} us; "
                    f"the truth of each contact is in truth.json"]
         if warmup:
-            f.notes.insert(0, f"a warm-up first: each player slaps alone once, {WARMUP_SPACING_US} us apart")
+            times = "once" if warmup_slaps == 1 else f"{warmup_slaps} times round"
+            f.notes.insert(0, f"a warm-up first: each player slaps alone {times}, {WARMUP_SPACING_US} us apart")
         files.append(f)
     return files
 

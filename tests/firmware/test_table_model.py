@@ -151,15 +151,17 @@ def test_deterministic_by_seed() -> None:
     assert [f.text() for f in a] != [f.text() for f in c]
 
 
-def test_a_warm_up_is_each_player_alone_before_the_same_rounds() -> None:
+@pytest.mark.parametrize("slaps", [1, 3])
+def test_a_warm_up_is_each_player_alone_before_the_same_rounds(slaps: int) -> None:
     """With a warm-up every file starts with one hard slap on each pad alone (its shakes on the
-    others), and its rounds are the rounds drawn without it, later by the warm-up's length."""
-    plain, warm = tm.generate(30, seed=5), tm.generate(30, seed=5, warmup=True)
-    shift = tm.PADS * tm.WARMUP_SPACING_US
+    others), ``slaps`` times round, and its rounds are the rounds drawn without it, later by the
+    warm-up's length."""
+    plain, warm = tm.generate(30, seed=5), tm.generate(30, seed=5, warmup=True, warmup_slaps=slaps)
+    shift = slaps * tm.PADS * tm.WARMUP_SPACING_US
     assert len(plain) == len(warm)
     for a, b in zip(plain, warm):
         assert not a.warmup
-        assert [r.players for r in b.warmup] == [[p] for p in range(1, tm.PADS + 1)]
+        assert [r.players for r in b.warmup] == [[p] for _ in range(slaps) for p in range(1, tm.PADS + 1)]
         for k, r in enumerate(b.warmup):
             (c,) = r.contacts
             assert r.case == "warmup" and c.hand == tm.WARMUP_HAND
@@ -170,8 +172,15 @@ def test_a_warm_up_is_each_player_alone_before_the_same_rounds() -> None:
         assert b.duration_us == a.duration_us + shift
         assert [(c.pad, c.t_us + shift, c.hand, c.peak_mv) for r in a.rounds for c in r.contacts] == \
                [(c.pad, c.t_us, c.hand, c.peak_mv) for r in b.rounds for c in r.contacts]
-        assert b.text().count(": 1 player (pads ") == tm.PADS  # (rounds have 2 to 8)
-        assert len(b.truth()["warmup"]) == tm.PADS
+        assert b.text().count(": 1 player (pads ") == slaps * tm.PADS  # (rounds have 2 to 8)
+        assert len(b.truth()["warmup"]) == slaps * tm.PADS
+
+
+@pytest.mark.parametrize("slaps", [0, 11])
+def test_a_warm_up_of_no_or_too_many_slaps_is_refused(slaps: int) -> None:
+    """A warm-up goes round 1 to 10 times; anything else is an error that says so."""
+    with pytest.raises(ValueError, match="warmup_slaps must be within 1..10"):
+        tm.generate(5, seed=5, warmup=True, warmup_slaps=slaps)
 
 
 def test_command_line_writes_files_and_truth(tmp_path: Path) -> None:
