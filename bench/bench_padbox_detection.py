@@ -36,7 +36,8 @@ table for a while, which has learnt about half the discs' polarities too
 The bench reports; it asserts nothing. Targets are printed beside the new
 firmware's figures.
 
-    python -m bench.bench_padbox_detection [--rounds 1000] [--quick] [--no-baseline] [--seed S] [--jobs 2] [--keep DIR] [--warmup [--warmup-slaps N]]
+    python -m bench.bench_padbox_detection [--rounds 1000] [--quick] [--no-baseline] [--seed S] [--jobs 2] [--keep DIR] [--warmup]
+    python -m bench.bench_padbox_detection --warmup --warmup-slaps 3 ... (each player slaps alone three times first)
     python -m bench.bench_padbox_detection --host [--slot-us US | --adclogs DIR] ...
     python -m bench.bench_padbox_detection --seeds 20261201,7,3 ... (each seed, then the counts summed)
     python -m bench.bench_padbox_detection --draw 1 ... (the new image with 1 cycle more a scan: another draw)
