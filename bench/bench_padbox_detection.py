@@ -558,7 +558,7 @@ def main(argv: list[str] | None = None) -> Report:
                     help="each table starts with a warm-up (every player slaps alone once; not judged), "
                          "as players try their pads: what the box learns of the table from it")
     ap.add_argument("--warmup-slaps", type=int, default=1, metavar="N",
-                    help="with --warmup: each player slaps alone N times round (1..10, default 1); "
+                    help=f"with --warmup: each player slaps alone N times round (1..{table_model.WARMUP_SLAPS_MAX}, default 1); "
                          "3 teach the box about half the discs' polarities")
     ap.add_argument("--host", action="store_true",
                     help="run the detection core on the host (firmware/sim/hostrun.c: fast, an approximate "
@@ -592,11 +592,12 @@ def main(argv: list[str] | None = None) -> Report:
     quick = args.quick or is_quick()
     rounds = args.rounds or (QUICK_ROUNDS if quick else DEFAULT_ROUNDS)
     started = time.perf_counter()
-    if not 1 <= args.warmup_slaps <= 10 or (args.warmup_slaps != 1 and not args.warmup):
-        ap.error("--warmup-slaps needs --warmup and a count within 1..10")
+    most = table_model.WARMUP_SLAPS_MAX
+    if not 1 <= args.warmup_slaps <= most or (args.warmup_slaps != 1 and not args.warmup):
+        ap.error(f"--warmup-slaps needs --warmup and a count within 1..{most}")
     files = table_model.generate(rounds, args.seed, warmup=args.warmup, warmup_slaps=args.warmup_slaps)
     drawn: dict[str, Any] = {"rounds": rounds, "seed": args.seed, "warmup": args.warmup}
-    if args.warmup_slaps != 1:
+    if args.warmup_slaps != 1:  # (only then: adclog dirs made before --warmup-slaps still match)
         drawn["warmup_slaps"] = args.warmup_slaps
     cases = table_model.hardest_cases()
     with tempfile.TemporaryDirectory(prefix="padbox-detect-") as tmp_s:

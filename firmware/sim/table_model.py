@@ -195,6 +195,8 @@ MAX_ROUNDS_PER_FILE = 20
 #: ``warmup_slaps=N`` the players go round N times: a table the box has heard for a while (one
 #: round teaches it no disc's polarity, DISC_SURE in detect.c; three teach it about half of them).
 WARMUP_SPACING_US = 50_000
+#: The most times round a warm-up may go (``warmup_slaps``).
+WARMUP_SLAPS_MAX = 10
 WARMUP_HAND = "sharp"
 
 #: Fixed hardest cases: rounds every 100 ms (the first at FIRST_ROUND_US).
@@ -678,8 +680,8 @@ def generate(rounds: int, seed: int, players: tuple[int, int] = (2, 8), frontend
     from a random sequence of its own; each player slaps alone warmup_slaps times)."""
     if not 1 <= players[0] <= players[1] <= PADS:
         raise ValueError(f"players must be within 1..{PADS}, got {players}")
-    if warmup and not 1 <= warmup_slaps <= 10:
-        raise ValueError(f"warmup_slaps must be within 1..10, got {warmup_slaps}")
+    if warmup and not 1 <= warmup_slaps <= WARMUP_SLAPS_MAX:
+        raise ValueError(f"warmup_slaps must be within 1..{WARMUP_SLAPS_MAX}, got {warmup_slaps}")
     rng = random.Random(seed)
     files: list[ScenarioFile] = []
     done = 0
