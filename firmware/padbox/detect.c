@@ -1797,7 +1797,7 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
             now_us, s->c.onset_us, peak, s->c.lobe_us, s->c.clipped_us, s->above, (s->c.flags & DETECT_C_CLEAN) != 0,
             s->under,
             src != 0xFFu ? "DROP" : (peak < cfg->slap && !touch_like(&s->c)) || ringing_only(&s->c) ? "KNOCK"
-            : since(s->c.onset_us, s->mask_end_us) < 0 && peak <= 2u * s->reported ? "MASKED" : "report",
+            : since(s->c.onset_us, s->mask_end_us) < 0 && (peak <= 2u * s->reported || sharp(&s->c)) ? "MASKED" : "report",
             src + 1u);
 #endif
     if (src == 0xFFu && ((peak < cfg->slap && !touch_like(&s->c)) || ringing_only(&s->c))) {
@@ -1822,7 +1822,9 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
         d->dropped_xtalk++;
         return 0;
     }
-    if (since(s->c.onset_us, s->mask_end_us) < 0 && peak <= 2u * s->reported) {
+    /* (the mask's loud-hit escape is for a hand's push: a short, sharp first
+     * half-wave within the mask is the table's, however loud: step 18) */
+    if (since(s->c.onset_us, s->mask_end_us) < 0 && (peak <= 2u * s->reported || sharp(&s->c))) {
         s->c.flags |= DETECT_C_MASKED; /* the same player again, within the mask */
         return 0;
     }

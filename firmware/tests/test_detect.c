@@ -258,6 +258,34 @@ static void add_shaped(scenario_t *s, int pad0, uint32_t t_us, double mv, int ex
     e->pol = pol;
 }
 
+/* Step 18: within the mask, a contact over twice the reported peak is
+ * reported only if it is a hand's push (its first half-wave longer than a
+ * shake's): a sharp one is the table's, however loud (a neighbour's hard
+ * slap shaking a pad that reported a soft one). */
+static void test_mask_escape_is_a_hand(void) {
+    static scenario_t s;
+    unsigned keep = SCAN_PERIOD_US;
+    SCAN_PERIOD_US = 148u;
+    static hits_t h;
+    const double rise[] = {100.0, 500.0}; /* a shake's sharp half-wave (200 us), a hand's push (1 ms) */
+    for (int i = 0; i < 2; i++) {
+        scn_init(&s);
+        s.duration_us = 150000;
+        add_shaped(&s, 2, 50000, 1300, SCN_EXPECT_SLAP, 700, 0.0, 1000, 3000, 1);
+        add_shaped(&s, 2, 62000, 4000, i ? SCN_EXPECT_SLAP : SCN_EXPECT_NONE, rise[i], 0.5, 1900, 3000, 1);
+        detect_t d;
+        detect_init(&d, 8);
+        int n = count_hits(&s, &d, &h);
+        CHECK(n >= 1 && h.hit[0].peak < 400u, "the soft slap is reported (%d hits, peak %u)", n, n ? h.hit[0].peak : 0u);
+        if (i == 0)
+            CHECK(n == 1, "a 4 V sharp half-wave 12 ms into the mask is the table's: %d hit(s)", n);
+        else
+            CHECK(n == 2 && h.hit[1].is_slap && h.hit[1].onset_us > 61000u && h.hit[1].onset_us < 62300u,
+                  "a 4 V hand's push 12 ms into the mask is reported (the escape): %d hit(s)", n);
+    }
+    SCAN_PERIOD_US = keep;
+}
+
 /* The hit of a pad nearest to t_us (-1: none within 3 ms). */
 static int hit_near(const hits_t *h, int pad0, double t_us) {
     int best = -1;
@@ -812,6 +840,7 @@ int main(int argc, char **argv) {
     test_touch_off();
     test_xtalk_off();
     test_mask();
+    test_mask_escape_is_a_hand();
     test_touch_is_a_push();
     test_onset_not_peak();
     test_poll_buffer_small();
