@@ -49,7 +49,7 @@
  * ringing dies faster) after a shake, 1/64 (~8 ms) after a reported contact
  * (a pad's own ringing lasts longer). */
 #define REF_SHIFT_SHAKE 5
-#define REF_SHIFT_OWN 6
+#define REF_SHIFT_OWN DETECT_REF_SHIFT_OWN
 /* The first half-wave is over where it falls below its peak >> this
  * (nearly back at rest: a rest a few counts off cannot stretch it). */
 #ifndef LOBE_END_SHIFT
@@ -1198,6 +1198,14 @@ COLD void TICK_C(detect_pad_state_t *s) {
     }
     s->since_lobe = (uint8_t)(s->since_lobe > 255u - RING_TICK ? 255u : s->since_lobe + RING_TICK);
     follow_ring(s);
+}
+
+void detect_skip_sample(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
+    /* (detect_lp's four-sums, then the history, as a moving sample has them: ASM_MV_INTO_HIST_S4) */
+    uint16_t s4 = (uint16_t)(s->s4[0] + raw - s->hist_r[(s->hist_at - 4u) & (DETECT_HIST - 1u)]);
+    s->s4[1] = s->s4[0];
+    s->s4[0] = s4;
+    push_sample(s, raw, t_lo);
 }
 
 /* The newest sample of a contact's first half-wave (pd, its way; the

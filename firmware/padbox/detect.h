@@ -280,6 +280,9 @@ typedef struct {
 } detect_hit_t;
 
 enum { DETECT_REST = 0, DETECT_SCAN, DETECT_PENDING, DETECT_RING };
+/* After a reported contact the ringing's level decays by ref >> this a
+ * sample (after a shake faster: detect.c's REF_SHIFT_SHAKE). */
+#define DETECT_REF_SHIFT_OWN 6
 
 /** A contact: what the crosstalk decision and the report need. */
 typedef struct {
@@ -453,11 +456,31 @@ static inline uint8_t detect_slowness(uint16_t scan_us) {
 /** The scan in progress's detect_slowness(); 0 (a quiet scan's) unless set. */
 extern uint8_t detect_slow;
 
+/** Step 19: whether the sample at t_us of a pad (s) is left out. A pad
+ * that reported a contact and still rings from it is followed every other
+ * scan (the even ones) until its mask ends: nothing it does there is
+ * reported but a hand's push twice as loud (step 18), which half the
+ * samples find, and in a burst the cycles go to the pads whose contacts
+ * are still starting. A sample left out still goes into the history and
+ * the low-passed deviation's sums (detect_skip_sample()): the rest
+ * follows the ringing's low-passed deviation at every sample, never a
+ * ringing sampled at half the rate, whose aliases it would follow. (The
+ * scan loop's assembly in padbox.ino does the same; the mask's end is
+ * compared with the sample's whole time.) */
+static inline uint8_t detect_skips(const detect_t *d, const detect_pad_state_t *s, uint32_t t_us) {
+    return (d->scan & 1u) && s->state == DETECT_RING && s->ref_shift == DETECT_REF_SHIFT_OWN &&
+           (int32_t)(t_us - s->mask_end_us) < 0;
+}
+
+/** A sample step 19 leaves out: into the pad's history and the four-sums. */
+void detect_skip_sample(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo);
+
 /** Feed one raw ADC sample (0..1023) of pad (s == &d->st[pad], pad < d->npads),
  * taken at device time t_us. */
 static inline void detect_sample_at(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, uint32_t t_us) {
     if (pad == 0) d->scan++; /* (a new scan: the moving pads' ticks are spread over them) */
-    if (!detect_sample_quick(s, raw, (uint16_t)t_us)) detect_step(d, s, pad, raw, t_us);
+    if (detect_skips(d, s, t_us)) detect_skip_sample(s, raw, (uint16_t)t_us);
+    else if (!detect_sample_quick(s, raw, (uint16_t)t_us)) detect_step(d, s, pad, raw, t_us);
 }
 
 /** Feed one sample of one pad (0-based), taken at device time t_us. */

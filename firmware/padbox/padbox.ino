@@ -1162,7 +1162,7 @@ static __attribute__((naked, noinline)) void scan_loop(void) {
         "movw r30, r16\n\t"
         "ldd r18, Z+%[state]\n\t"
         "cpse r18, __zero_reg__\n\t"
-        "rjmp 20f\n\t"
+        "rjmp 59f\n\t"
         "movw r24, r16\n\t"
         "call detect_sample_fast\n\t"
         /* (at rest, or in a scan, after a sample done: no decision can be waiting) */
@@ -1171,11 +1171,63 @@ static __attribute__((naked, noinline)) void scan_loop(void) {
         "brne 26f\n\t"
         "rjmp 31f\n"
         "26:\n\t"
+        "rjmp 32f\n"
+        /* a moving pad: followed every other scan if it reported a contact
+         * and rings in its mask (detect_skips(), step 19); a sample left
+         * out goes into the history and the four-sums only */
+        "59:\n\t"
+        "cpi r18, %[ring]\n\t"
+        "brne 56f\n\t"
+        "lds r19, %[d_scan]\n\t"
+        "sbrs r19, 0\n\t"
+        "rjmp 56f\n\t"
+        "ldd r19, Z+%[ref_shift]\n\t"
+        "cpi r19, %[own]\n\t"
+        "brne 56f\n\t"
+        /* the sample's whole time less the mask's end, < 0: pz.t_us (the
+         * scan's first sample's time) - mask_end_us + (t_lo - pz.t_us's low
+         * 16 bits), in r18:r25:r24:r19 */
+        "movw r26, r30\n\t"
+        "subi r26, lo8(-(%[mask_end]))\n\t"
+        "sbci r27, hi8(-(%[mask_end]))\n\t"
+        "lds r19, %[p_t]\n\t"
+        "ld r0, X+\n\t"
+        "sub r19, r0\n\t"
+        "lds r24, %[p_t]+1\n\t"
+        "ld r0, X+\n\t"
+        "sbc r24, r0\n\t"
+        "lds r25, %[p_t]+2\n\t"
+        "ld r0, X+\n\t"
+        "sbc r25, r0\n\t"
+        "lds r18, %[p_t]+3\n\t"
+        "ld r0, X\n\t"
+        "sbc r18, r0\n\t"
+        "lds r26, %[p_t]\n\t"
+        "lds r27, %[p_t]+1\n\t"
+        "com r27\n\t"
+        "neg r26\n\t"
+        "sbci r27, 0xFF\n\t"
+        "add r26, r14\n\t"
+        "adc r27, r15\n\t"
+        "add r19, r26\n\t"
+        "adc r24, r27\n\t"
+        "adc r25, __zero_reg__\n\t"
+        "adc r18, __zero_reg__\n\t"
+        "sbrc r18, 7\n\t"
+        "rjmp 54f\n\t"
+        "ldd r18, Z+%[state]\n"
+        "56:\n\t"
+        "rjmp 20f\n"
+        "54:\n\t"
+        ASM_MV_INTO_HIST_S4
         "rjmp 32f\n\t" ::
         [p_tail] "i"(&mode_ram.pz.tail), [p_row] "i"(&mode_ram.pz.row), [p_step] "i"(&mode_ram.pz.step),
         [p_xor] "i"(&mode_ram.pz.step_xor), [p_t] "i"(&mode_ram.pz.t_us),
         [mask] "M"(FIFO_MASK), [fifo] "i"(&mode_ram.pz.fifo[0]), [st] "i"(&det.st[0]), [pads] "M"(PADBOX_PADS),
-        [d_scan] "i"(&det.scan), [wait] "i"(fifo_wait), [state] "n"(offsetof(detect_pad_state_t, state)));
+        [d_scan] "i"(&det.scan), [wait] "i"(fifo_wait), [state] "n"(offsetof(detect_pad_state_t, state)),
+        [ring] "M"(DETECT_RING), [ref_shift] "n"(offsetof(detect_pad_state_t, ref_shift)), [own] "M"(DETECT_REF_SHIFT_OWN),
+        [mask_end] "n"(offsetof(detect_pad_state_t, mask_end_us)), [s4] "n"(offsetof(detect_pad_state_t, s4)),
+        ASM_PUSH_OPERANDS);
     /* (three statements: an asm takes 30 operands at most; nothing comes between them in a naked function) */
     asm volatile(
         /* a moving pad's tick (out of the way of the branch over it; s, raw
@@ -1267,7 +1319,9 @@ static inline void scan_slot(uint8_t k, detect_pad_state_t *s, uint16_t &t_lo, u
     const uint16_t t = t_lo;
     t_lo = (uint16_t)(t_lo + step); /* the next sample's (the half microseconds alternate) */
     step ^= pz.step_xor;
-    if (!detect_sample_quick(s, v, t)) sample_slow(s, k, t);
+    /* (step 19; the sample's whole time: the scan's first sample's, pz.t_us, and on by its low 16 bits) */
+    if (detect_skips(&det, s, pz.t_us + (uint16_t)(t - (uint16_t)pz.t_us))) detect_skip_sample(s, v, t);
+    else if (!detect_sample_quick(s, v, t)) sample_slow(s, k, t);
     /* (detect_poll_at()'s checks, inline: the rest only when a decision is due) */
     if (s->state == DETECT_PENDING && (int16_t)(t - s->until_lo) >= 0) poll_slow(s, k, t);
     if (k & 1u) tx_service(); /* (every other slot: a byte takes 40 us, a slot 18.5) */

@@ -723,6 +723,8 @@ static double ring_level_after(unsigned period_us, uint32_t shift, int slow) {
     s.duration_us = 69000 + shift; /* (the run stops 9 ms after the contact) */
     detect_t d;
     detect_init(&d, 8);
+    d.pad[0].mask_us = 0; /* (no mask: its pad followed at every sample, not every other scan: step 19) */
+    detect_settings_changed(&d);
     run(&s, &d, 0, &h);
     CHECK(h.n == 1 && h.hit[0].is_slap && d.st[0].state == DETECT_RING,
           "the slap is found and its pad rings (%u us a scan, shift %u us): %d hit(s), state %u", period_us, shift, h.n,
@@ -742,6 +744,50 @@ static void test_ring_level_decays_in_time(void) {
         if (quiet > 0.0 && old / quiet > worst_old) worst_old = old / quiet;
     }
     CHECK(worst_old > 1.33, "(the test means something: decayed a tick at a time, %.2f times as large at 296 us)", worst_old);
+}
+
+/* Step 19: a pad that reported a contact is followed every other scan
+ * while it rings in its mask (its ringing's ticks come half as often), and
+ * at every sample again once the mask is over; a sample left out still
+ * goes into its history. */
+static void test_reported_pad_every_other_scan(void) {
+    static scenario_t s;
+    static hits_t h;
+    unsigned keep = SCAN_PERIOD_US;
+    SCAN_PERIOD_US = 148u;
+    uint8_t lobe_ticks[2] = {0, 0};
+    for (int m = 0; m < 2; m++) {
+        scn_init(&s);
+        s.noise_mv = 6;
+        add_shaped(&s, 0, 60000, 2000, SCN_EXPECT_SLAP, 400, 0.5, 1200, 8000, 1);
+        s.duration_us = 72000; /* (12 ms after the contact: within the mask) */
+        detect_t d;
+        detect_init(&d, 8);
+        if (!m) {
+            d.pad[0].mask_us = 0;
+            detect_settings_changed(&d);
+        }
+        run(&s, &d, 0, &h);
+        const detect_pad_state_t *st = &d.st[0];
+        CHECK(h.n == 1 && st->state == DETECT_RING, "the slap is reported and rings (mask %s): %d hit(s), state %u",
+              m ? "on" : "off", h.n, st->state);
+        lobe_ticks[m] = st->since_lobe;
+        /* (the history holds every sample all the same: the newest two one scan apart) */
+        uint8_t at = st->hist_at;
+        uint16_t gap = (uint16_t)(st->hist_t[(at - 1u) & 7u] - st->hist_t[(at - 2u) & 7u]);
+        CHECK(gap == 148u, "the history is a sample a scan (mask %s): %u us between its newest two", m ? "on" : "off",
+              gap);
+        if (m) {
+            uint32_t t = 71000u + 7u;
+            CHECK(detect_skips(&d, st, t) == (d.scan & 1u), "in the mask, the odd scans' samples are left out");
+            CHECK(!detect_skips(&d, st, st->mask_end_us), "from the mask's end on, none is");
+        }
+    }
+    /* (since_lobe counts the samples followed since the first half-wave ended, RING_TICK a tick) */
+    CHECK(lobe_ticks[0] > 60u && lobe_ticks[1] * 2u >= lobe_ticks[0] - 8u && lobe_ticks[1] * 2u <= lobe_ticks[0] + 8u,
+          "in its mask the pad is followed half as often: %u samples since its first half-wave, %u without a mask",
+          lobe_ticks[1], lobe_ticks[0]);
+    SCAN_PERIOD_US = keep;
 }
 
 /* Step 17: a neighbour's hard slap shakes a pad far past the rails; its
@@ -841,6 +887,7 @@ int main(int argc, char **argv) {
     test_xtalk_off();
     test_mask();
     test_mask_escape_is_a_hand();
+    test_reported_pad_every_other_scan();
     test_touch_is_a_push();
     test_onset_not_peak();
     test_poll_buffer_small();
