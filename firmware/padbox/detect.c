@@ -1141,12 +1141,19 @@ __attribute__((used, externally_visible, noinline)) uint8_t detect_sample_quick_
 #else
 #define QUICK_C detect_sample_quick
 #endif
-uint8_t detect_lp(detect_pad_state_t *s, uint16_t raw) {
-    /* the four-sums on by a sample: the newest four (this one and three before it) */
+/* The four-sums on by a sample (before it goes into the history): the
+ * newest four (this one and three before it), and the one before; the
+ * six newest samples weighted 1 2 3 3 2 1 back. */
+static ALWAYS_INLINE uint16_t four_sums_on(detect_pad_state_t *s, uint16_t raw) {
     uint16_t s4 = (uint16_t)(s->s4[0] + raw - s->hist_r[(s->hist_at - 4u) & (DETECT_HIST - 1u)]);
-    uint16_t lp_raw = (uint16_t)(s4 + s->s4[0] + s->s4[1]); /* weights 1 2 3 3 2 1 */
+    uint16_t lp_raw = (uint16_t)(s4 + s->s4[0] + s->s4[1]);
     s->s4[1] = s->s4[0];
     s->s4[0] = s4;
+    return lp_raw;
+}
+
+uint8_t detect_lp(detect_pad_state_t *s, uint16_t raw) {
+    uint16_t lp_raw = four_sums_on(s, raw);
     /* less 12 x the rest (x 16: 3/4 of base_q4, (3 b + 2) >> 2, which is
      * b - (b >> 2) - (b & 3 == 3) in 16 bits; a moving pad's rest has no slope) */
     int16_t b = s->base_q4;
@@ -1201,10 +1208,7 @@ COLD void TICK_C(detect_pad_state_t *s) {
 }
 
 void detect_skip_sample(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
-    /* (detect_lp's four-sums, then the history, as a moving sample has them: ASM_MV_INTO_HIST_S4) */
-    uint16_t s4 = (uint16_t)(s->s4[0] + raw - s->hist_r[(s->hist_at - 4u) & (DETECT_HIST - 1u)]);
-    s->s4[1] = s->s4[0];
-    s->s4[0] = s4;
+    (void)four_sums_on(s, raw); /* (then into the history, as a moving sample: ASM_MV_INTO_HIST_S4) */
     push_sample(s, raw, t_lo);
 }
 

@@ -458,10 +458,10 @@ extern uint8_t detect_slow;
 
 /** Step 19: whether the sample at t_us of a pad (s) is left out. A pad
  * that reported a contact and still rings from it is followed every other
- * scan (the even ones) until its mask ends: nothing it does there is
- * reported but a hand's push twice as loud (step 18), which half the
- * samples find, and in a burst the cycles go to the pads whose contacts
- * are still starting. A sample left out still goes into the history and
+ * scan (its samples of the odd ones left out) until its mask ends:
+ * nothing it does there is reported but a hand's push twice as loud
+ * (step 18), which half the samples find, and in a burst the cycles go to
+ * the pads whose contacts are still starting. A sample left out still goes into the history and
  * the low-passed deviation's sums (detect_skip_sample()): the rest
  * follows the ringing's low-passed deviation at every sample, never a
  * ringing sampled at half the rate, whose aliases it would follow. (The

@@ -272,11 +272,9 @@
  * that leaves for detect_sample_scan past its push (base in r18:r19, raw
  * in r22:r23) and puts t_lo back in r20:r21 (the rest of the low-passed
  * deviation uses them). Labels 1..6 and 60..79. */
-/* Pieces of it: into the history, the four-sums on and lp in X (the rest in r18:r19) ... */
-/* A moving pad's sample (r22:r23, at r20:r21; Z its state) into the
- * history and the four-sums on by it: all that a sample step 19 leaves
- * out does (the scan loop's), and the start of every other moving
- * sample's work. Operands: ASM_PUSH_OPERANDS and [s4]. */
+/* Pieces of it: into the history and the four-sums on (all that a sample
+ * step 19 leaves out does, in the scan loop: operands ASM_PUSH_OPERANDS
+ * and [s4]) ... */
 #define ASM_MV_INTO_HIST_S4                                                                                  \
     /* into the history, X on to the sample four before (8 bytes after hist_r[at] or before it) */           \
     "ldd r25, Z+%[at]\n\t"                                                                                   \
@@ -297,6 +295,7 @@
     "ld r24, X+\n\t"                                                                                         \
     "ld r25, X\n\t"                                                                                          \
     ASM_FOUR_SUMS
+/* ... and lp in X (the rest in r18:r19) ... */
 #define ASM_MV_INTO_HIST_LP                                                                                  \
     ASM_MV_INTO_HIST_S4                                                                                      \
     /* lp = that - b + (b >> 2) + (b & 3 == 3) in X (b: base_q4, in r18:r19 from here to the level) */       \
