@@ -1252,8 +1252,8 @@ uint8_t QUICK_C(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
 }
 
 #ifdef DETECT_FAST_ASM
-#if LP_FAST_SHIFT != 3 || LP_SLOW_SHIFT != 5 || REF_SHIFT_OWN != DETECT_ASM_REF_SHIFT_OWN
-#error "detect_asm.h: ASM_QUICK_MOVING's shifts are LP_FAST_SHIFT's and LP_SLOW_SHIFT's, DETECT_ASM_REF_SHIFT_OWN is REF_SHIFT_OWN"
+#if LP_FAST_SHIFT != 3 || LP_SLOW_SHIFT != 5
+#error "detect_asm.h: ASM_QUICK_MOVING's shifts are LP_FAST_SHIFT's and LP_SLOW_SHIFT's"
 #endif
 #if RING_TICK != 4u
 #error "detect_asm.h: ASM_TICK counts RING_TICK as 4"

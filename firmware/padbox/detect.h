@@ -461,12 +461,13 @@ extern uint8_t detect_slow;
  * scan (its samples of the odd ones left out) until its mask ends:
  * nothing it does there is reported but a hand's push twice as loud
  * (step 18), which half the samples find, and in a burst the cycles go to
- * the pads whose contacts are still starting. A sample left out still goes into the history and
- * the low-passed deviation's sums (detect_skip_sample()): the rest
- * follows the ringing's low-passed deviation at every sample, never a
- * ringing sampled at half the rate, whose aliases it would follow. (The
- * scan loop's assembly in padbox.ino does the same; the mask's end is
- * compared with the sample's whole time.) */
+ * the pads whose contacts are still starting. A sample left out still
+ * goes into the history and the low-passed deviation's sums
+ * (detect_skip_sample()): the rest follows the ringing's low-passed
+ * deviation at every sample, never a ringing sampled at half the rate,
+ * whose aliases it would follow. (The scan loop's assembly in padbox.ino
+ * does the same; the mask's end is compared with the sample's whole
+ * time.) */
 static inline uint8_t detect_skips(const detect_t *d, const detect_pad_state_t *s, uint32_t t_us) {
     return (d->scan & 1u) && s->state == DETECT_RING && s->ref_shift == DETECT_REF_SHIFT_OWN &&
            (int32_t)(t_us - s->mask_end_us) < 0;

@@ -19,7 +19,6 @@
 
 /* Constants of detect.c the pieces need (detect.c checks they agree). */
 #define DETECT_ASM_GATE_MARGIN 4
-#define DETECT_ASM_REF_SHIFT_OWN 6
 
 /* X = &s->hist_r[r26] (Z = s; r26 the index, r27 on the way). */
 #define ASM_X_AT_HIST_R                                                                                      \
@@ -135,7 +134,7 @@
     [s4] "n"(offsetof(detect_pad_state_t, s4)), [flags] "n"(offsetof(detect_pad_state_t, c.flags)),          \
         [lobe_bit] "I"(__builtin_ctz(DETECT_C_LOBE)), [lp_ref] "n"(offsetof(detect_pad_state_t, lp_ref)),    \
         [disc] "n"(offsetof(detect_pad_state_t, disc)), [ref_shift] "n"(offsetof(detect_pad_state_t, ref_shift)), \
-        [own] "M"(DETECT_ASM_REF_SHIFT_OWN), [lpm] "n"(12u * LP_MARGIN),                                     \
+        [own] "M"(DETECT_REF_SHIFT_OWN), [lpm] "n"(12u * LP_MARGIN),                                     \
         [since] "n"(offsetof(detect_pad_state_t, since_lobe)), [fast] "M"(LP_FAST_SAMPLES), [slew] "M"(LP_SLEW)
 
 /* 16 x the rest's step for |lp| in r24 (under DETECT_ASM_SLEW_MAG: a
