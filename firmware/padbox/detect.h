@@ -182,6 +182,18 @@ extern "C" {
 #ifndef DETECT_XT_RAILS_MARGIN
 #define DETECT_XT_RAILS_MARGIN 0u
 #endif
+/* A shake clips no longer than the slap that made it, but each pad's time
+ * at the rails is counted in its own sample gaps, and in a burst's paced
+ * scans two pads' gaps differ by tens of us: a contact that began within
+ * DETECT_XT_CLIP_NEAR_US of a clipped source may clip up to this much
+ * longer and still be its shake (step 20). Under half a quiet scan's gap:
+ * a whole sample more at the rails still tells a hand. */
+#ifndef DETECT_XT_CLIP_TOL_US
+#define DETECT_XT_CLIP_TOL_US 64u
+#endif
+#ifndef DETECT_XT_CLIP_NEAR_US
+#define DETECT_XT_CLIP_NEAR_US 1500
+#endif
 /* A contact dropped as a shake at the rails may have been a slap (at the
  * rails, its size and its source's are estimates): it is still a source,
  * when no other contact is, for the contacts that began up to this long
