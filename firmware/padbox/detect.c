@@ -1441,10 +1441,10 @@ static uint8_t clipping_share_pct(uint8_t xtalk) {
  * `mine`) fits under os's contact o as its shake, by their peaks (src: o's
  * estimated peak) and, both at the rails, by their shares of the first
  * half-wave there (share: clipping_share_pct(xtalk), worked out once a
- * decision; gap: how long after o's onset c's began): crosstalk_source()'s
- * checks that need a multiply, out of its loop. */
+ * decision): crosstalk_source()'s checks that need a multiply, out of its
+ * loop. */
 static COLD uint8_t shake_fits(const detect_pad_state_t *s, const detect_pad_state_t *os, uint16_t mine, uint16_t src,
-                               uint8_t xtalk, uint8_t share, int32_t gap) {
+                               uint8_t xtalk, uint8_t share) {
     const detect_contact_t *c = &s->c, *o = &os->c;
     if (DETECT_CLIPPED(c)) {
         /* At the rails both: their peaks are estimates, and a shake
@@ -1452,7 +1452,7 @@ static COLD uint8_t shake_fits(const detect_pad_state_t *s, const detect_pad_sta
          * its own pad's sample gaps, which in a paced burst differ by
          * tens of us: step 20's tolerance, for a shake that began soon
          * after its source). */
-        uint16_t tol = gap < (int32_t)DETECT_XT_CLIP_NEAR_US ? DETECT_XT_CLIP_TOL_US : 0u;
+        uint16_t tol = since(c->onset_us, o->onset_us) < (int32_t)DETECT_XT_CLIP_NEAR_US ? DETECT_XT_CLIP_TOL_US : 0u;
         if (!DETECT_CLIPPED(o)) return 0; /* a shake is smaller than its slap */
         if ((uint32_t)o->clipped_us + tol < c->clipped_us) return 0; /* ... and clips no longer */
         if (c->rails > o->rails + DETECT_XT_RAILS_MARGIN) return 0; /* ... and rings no longer there (step 14) */
@@ -1621,7 +1621,7 @@ static inline __attribute__((always_inline)) void look_for_source(const detect_t
         fprintf(stderr, "   pad %u vs source %u: gap %d, mine %u (clipped %u), src %u (clipped %u)\n", pad + 1, j + 1,
                 (int)gap, k->mine, c->clipped_us, src, o->clipped_us);
 #endif
-        if (!shake_fits(s, os, k->mine, src, k->xtalk, k->share, gap)) continue;
+        if (!shake_fits(s, os, k->mine, src, k->xtalk, k->share)) continue;
         if (louder_than_its_shake(s, os, gap)) {
 #ifdef DETECT_DEBUG
             fprintf(stderr, "   pad %u vs source %u: larger than its sure shake allows (%u x 4, %u us in)\n", pad + 1, j + 1,

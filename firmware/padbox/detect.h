@@ -58,7 +58,9 @@
  *      earlier; vibration needs time to cross the table; the onsets are
  *      dated to about half a sample, so up to DETECT_XT_EARLY_US after it) and its peak is
  *      at most xtalk % of that one's (clipped against clipped: no longer at
- *      the rails than the source, nor than DETECT_XT_CLIP_MAX_US, and a
+ *      the rails than the source, counted in each pad's own sample gaps
+ *      (up to DETECT_XT_CLIP_TOL_US longer for a contact that began within
+ *      DETECT_XT_CLIP_NEAR_US of it: step 20), nor than DETECT_XT_CLIP_MAX_US, and a
  *      share of the first half-wave at the rails not much over the
  *      source's, unless that half-wave was one sample or shorter than
  *      CLIP_HAND_LOBE_US: a ringing's half-cycle, no hand's; and a clean
