@@ -78,7 +78,7 @@
  * it there). 260 since 2.11.0 (230 before): at 148 us a scan a first
  * half-wave of under two sample gaps, and at the image's paced scans one
  * of up to 260 us, counts as a shake's here (with step 10's nearer shake
- * at 1.5 x: firmware/README.md, "Tried in stop 33"). */
+ * at 1.5 x: firmware/experiments/README.md, "Tried in stop 33"). */
 #ifndef CLIP_HAND_LOBE_US
 #define CLIP_HAND_LOBE_US 260u
 #endif
