@@ -861,9 +861,9 @@ static uint32_t decided_at(uint32_t change_at_us, uint16_t new_scan_us) {
 
 /* Run s through d at 148 us a scan until pace_from_us, then at 148 +
  * slower_us: a burst's pacing ("Pacing" in firmware/README.md) as one
- * step. Each pad counts its time at the rails in its own sample gaps, so a
- * contact at the rails after the step counts the same number of samples
- * there as longer than one before it. */
+ * step. Each pad counts its time at the rails in its own sample gaps, so
+ * after the step the same number of samples at the rails counts as a
+ * longer time than before it. */
 static void run_paced(scenario_t *s, detect_t *d, uint32_t pace_from_us, unsigned slower_us, hits_t *out) {
     out->n = 0;
     unsigned period = 148u;
@@ -883,7 +883,7 @@ static void run_paced(scenario_t *s, detect_t *d, uint32_t pace_from_us, unsigne
 /* Step 20: a sharp 12 V slap shakes its neighbour to the rails 543 us
  * later (4.56 V, 0.38 of it, as in a bench round: seed 20261201,
  * table_063). The sampler slows between the slap's samples at the rails
- * and the shake's (by 4 to 24 us a scan), so the shake can count up to
+ * and the shake's (each scan 4 to 24 us longer), so the shake can count up to
  * tens of us more there than the slap did, at as many samples: it still
  * stays out, at every phase (with the tolerance off,
  * -DDETECT_XT_CLIP_TOL_US=0u, it comes out as a slap at 11 of the 114).
