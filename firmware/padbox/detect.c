@@ -1461,9 +1461,13 @@ static COLD uint8_t shake_fits(const detect_pad_state_t *s, const detect_pad_sta
          * sampled less often, and a hand ringing as long at the rails
          * counted fewer samples there than the slap before it); in
          * samples if either gap is not known yet */
-        uint16_t gc = lobe_gap_us(s), go = lobe_gap_us(os);
+        uint8_t gc = s->lobe_gap4, go = os->lobe_gap4; /* (4 us units: bytes, 16-bit products, a light frame) */
         if (!(o->flags & c->flags & DETECT_C_LOBE) || !gc || !go) gc = go = 1u;
-        if ((uint32_t)c->rails * gc > (uint32_t)(o->rails + DETECT_XT_RAILS_MARGIN) * go) return 0;
+#if DETECT_XT_RAILS_MARGIN == 0
+        if ((uint16_t)(c->rails * gc) > (uint16_t)(o->rails * go)) return 0;
+#else /* (a margin: 255 turns the rule off) */
+        if (DETECT_XT_RAILS_MARGIN < 255u && (uint32_t)c->rails * gc > (uint32_t)(o->rails + DETECT_XT_RAILS_MARGIN) * go) return 0;
+#endif
         /* A shake at most xtalk % of its slap reaches the rails only if the
          * slap reached them xtalk-fold, so a slap whose first half-wave is
          * over, begun at rest (its onset sure), that spent too little of it
