@@ -66,8 +66,7 @@
  *      CLIP_HAND_LOBE_US: a ringing's half-cycle, no hand's; and a clean
  *      source must have spent enough of its own first half-wave at the
  *      rails to shake anything up to them at xtalk %: 2/3 of it at 50 %; and
- *      no longer at the rails in its scan than the source: step 14, its
- *      samples there each worth the pad's gap, step 21). A
+ *      no more samples of its scan at the rails than the source's: step 14). A
  *      quieter slap that came first (by more than DETECT_XT_EARLY_US) is
  *      never dropped for a louder one that came after it. A contact that
  *      began longer after another than vibration takes to cross a table
