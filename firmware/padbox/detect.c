@@ -1769,6 +1769,15 @@ static void vote_disc(detect_pad_state_t *s, int8_t pol) {
     s->disc = v >= DISC_SURE ? 1 : v <= -DISC_SURE ? -1 : 0;
 }
 
+/* Whether s's contact (estimated peak) is masked: it began within the mask
+ * of the pad's reported contact and is no louder than twice it, or is
+ * sharp (the mask's loud-hit escape is for a hand's push: a short, sharp
+ * first half-wave within the mask is the table's, however loud: step 18).
+ * A macro, not a function: the decision and its debug line share the
+ * words, and the image stays as it was benched. */
+#define masked_now(s, peak) \
+    (since((s)->c.onset_us, (s)->mask_end_us) < 0 && ((peak) <= 2u * (s)->reported || sharp(&(s)->c)))
+
 COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, detect_hit_t *out) {
     if (pad >= d->npads) return 0;
     detect_pad_state_t *s = &d->st[pad];
@@ -1813,7 +1822,7 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
             now_us, s->c.onset_us, peak, s->c.lobe_us, s->c.clipped_us, s->above, (s->c.flags & DETECT_C_CLEAN) != 0,
             s->under,
             src != 0xFFu ? "DROP" : (peak < cfg->slap && !touch_like(&s->c)) || ringing_only(&s->c) ? "KNOCK"
-            : since(s->c.onset_us, s->mask_end_us) < 0 && (peak <= 2u * s->reported || sharp(&s->c)) ? "MASKED" : "report",
+            : masked_now(s, peak) ? "MASKED" : "report",
             src + 1u);
 #endif
     if (src == 0xFFu && ((peak < cfg->slap && !touch_like(&s->c)) || ringing_only(&s->c))) {
@@ -1838,9 +1847,7 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
         d->dropped_xtalk++;
         return 0;
     }
-    /* (the mask's loud-hit escape is for a hand's push: a short, sharp first
-     * half-wave within the mask is the table's, however loud: step 18) */
-    if (since(s->c.onset_us, s->mask_end_us) < 0 && (peak <= 2u * s->reported || sharp(&s->c))) {
+    if (masked_now(s, peak)) {
         s->c.flags |= DETECT_C_MASKED; /* the same player again, within the mask */
         return 0;
     }
