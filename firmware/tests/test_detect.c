@@ -45,21 +45,30 @@ typedef struct {
  * firmware has it at SCAN_PERIOD_US; else this (a test of step 16). */
 static int slow_override = -1;
 
-/* Run a scenario through a detector, sampling like the firmware. */
-static void run(scenario_t *s, detect_t *d, uint32_t clock_offset, hits_t *out) {
+/* Run a scenario through a detector, sampling like the firmware: pads in
+ * turn, a scan every period_us until pace_from_us, then every
+ * later_period_us (a burst's pacing as one step), the device clock
+ * clock_offset on. */
+static void run_scans(scenario_t *s, detect_t *d, uint32_t clock_offset, unsigned period_us, uint32_t pace_from_us,
+                      unsigned later_period_us, hits_t *out) {
     out->n = 0;
-    const double slot = (double)SCAN_PERIOD_US / 8.0;
-    detect_slow = slow_override >= 0 ? (uint8_t)slow_override : detect_slowness((uint16_t)SCAN_PERIOD_US);
-    for (double t0 = 0; t0 < s->duration_us; t0 += SCAN_PERIOD_US) {
+    unsigned period = period_us;
+    for (double t0 = 0; t0 < s->duration_us; t0 += period) {
+        if (t0 >= pace_from_us) period = later_period_us;
+        detect_slow = slow_override >= 0 ? (uint8_t)slow_override : detect_slowness((uint16_t)period);
         for (int p = 0; p < d->npads; p++) {
-            double t = t0 + p * slot;
-            uint16_t v = scn_adc(scn_pad_mv(s, p, t));
-            detect_sample(d, (uint8_t)p, v, (uint32_t)t + clock_offset);
+            double t = t0 + p * (period / 8.0);
+            detect_sample(d, (uint8_t)p, scn_adc(scn_pad_mv(s, p, t)), (uint32_t)t + clock_offset);
         }
         detect_hit_t buf[DETECT_MAX_PADS];
-        uint8_t n = detect_poll(d, (uint32_t)(t0 + SCAN_PERIOD_US) + clock_offset, buf, DETECT_MAX_PADS);
+        uint8_t n = detect_poll(d, (uint32_t)(t0 + period) + clock_offset, buf, DETECT_MAX_PADS);
         for (uint8_t i = 0; i < n && out->n < MAX_HITS; i++) out->hit[out->n++] = buf[i];
     }
+}
+
+/* At the scan period in force, every scan alike. */
+static void run(scenario_t *s, detect_t *d, uint32_t clock_offset, hits_t *out) {
+    run_scans(s, d, clock_offset, SCAN_PERIOD_US, UINT32_MAX, SCAN_PERIOD_US, out);
 }
 
 static void judge(const char *name, scenario_t *s, const detect_t *d, const hits_t *h, uint32_t offset) {
@@ -865,19 +874,7 @@ static uint32_t decided_at(uint32_t change_at_us, uint16_t new_scan_us) {
  * after the step the same number of samples at the rails counts as a
  * longer time than before it. */
 static void run_paced(scenario_t *s, detect_t *d, uint32_t pace_from_us, unsigned slower_us, hits_t *out) {
-    out->n = 0;
-    unsigned period = 148u;
-    for (double t0 = 0; t0 < s->duration_us; t0 += period) {
-        if (t0 >= pace_from_us) period = 148u + slower_us;
-        detect_slow = detect_slowness((uint16_t)period);
-        for (int p = 0; p < d->npads; p++) {
-            double t = t0 + p * (period / 8.0);
-            detect_sample(d, (uint8_t)p, scn_adc(scn_pad_mv(s, p, t)), (uint32_t)t);
-        }
-        detect_hit_t buf[DETECT_MAX_PADS];
-        uint8_t n = detect_poll(d, (uint32_t)(t0 + period), buf, DETECT_MAX_PADS);
-        for (uint8_t i = 0; i < n && out->n < MAX_HITS; i++) out->hit[out->n++] = buf[i];
-    }
+    run_scans(s, d, 0, 148u, pace_from_us, 148u + slower_us, out);
 }
 
 /* Step 20: a sharp 12 V slap shakes its neighbour to the rails 543 us
