@@ -66,6 +66,8 @@ def _enter_pin(page: Any, server: LiveServer) -> None:
     page.fill("#pin", TEST_PIN)
     page.click(".pin-form button[type=submit]")
     expect()(page.locator("#trust")).to_contain_text("Trusted phone")
+    # (the table page's own client, app.js, is loaded too: a test may call it next)
+    page.wait_for_function("() => window.Tabletop !== undefined && window.Tabletop.api !== undefined")
 
 
 def test_the_table_screen_says_pin_entry_paused_while_it_is(server: LiveServer, clock: HandClock, phone: Any) -> None:
