@@ -239,9 +239,12 @@ static uint16_t gate(const detect_pad_state_t *s) { return (uint16_t)(s->nf + GA
 static uint8_t take_work(detect_t *d) {
     if (d->work == 0) return 0;
     if (d->work != 0xFFu) d->work--;
+    detect_work_taken();
     return 1;
 }
 
+/* (the host's: nothing; the image's, padbox.ino, paces its sampler) */
+__attribute__((weak)) void detect_work_taken(void) {}
 
 /* What a contact must reach at rest: the pad's threshold, or three gates on a noisy pad. */
 static uint16_t rest_threshold(const detect_t *d, const detect_pad_state_t *s, uint8_t pad) {
@@ -1455,7 +1458,19 @@ static COLD uint8_t shake_fits(const detect_pad_state_t *s, const detect_pad_sta
         uint16_t tol = since(c->onset_us, o->onset_us) < (int32_t)DETECT_XT_CLIP_NEAR_US ? DETECT_XT_CLIP_TOL_US : 0u;
         if (!DETECT_CLIPPED(o)) return 0; /* a shake is smaller than its slap */
         if ((uint32_t)o->clipped_us + tol < c->clipped_us) return 0; /* ... and clips no longer */
-        if (c->rails > o->rails + DETECT_XT_RAILS_MARGIN) return 0; /* ... and rings no longer there (step 14) */
+        /* ... and rings no longer there (step 14), in time: its samples
+         * at the rails in its scan, each worth the pad's gap at its first
+         * half-wave's end (step 21: later in a paced burst a pad is
+         * sampled less often, and a hand ringing as long at the rails
+         * counted fewer samples there than the slap before it); in
+         * samples if either gap is not known yet */
+        uint8_t gc = s->lobe_gap4, go = os->lobe_gap4; /* (4 us units: bytes, 16-bit products, a light frame) */
+        if (!(o->flags & c->flags & DETECT_C_LOBE) || !gc || !go) gc = go = 1u;
+#if DETECT_XT_RAILS_MARGIN == 0
+        if ((uint16_t)(c->rails * gc) > (uint16_t)(o->rails * go)) return 0;
+#else /* (a margin: 255 turns the rule off) */
+        if (DETECT_XT_RAILS_MARGIN < 255u && (uint32_t)c->rails * gc > (uint32_t)(o->rails + DETECT_XT_RAILS_MARGIN) * go) return 0;
+#endif
         /* A shake at most xtalk % of its slap reaches the rails only if the
          * slap reached them xtalk-fold, so a slap whose first half-wave is
          * over, begun at rest (its onset sure), that spent too little of it

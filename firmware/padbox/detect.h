@@ -66,7 +66,8 @@
  *      CLIP_HAND_LOBE_US: a ringing's half-cycle, no hand's; and a clean
  *      source must have spent enough of its own first half-wave at the
  *      rails to shake anything up to them at xtalk %: 2/3 of it at 50 %; and
- *      no more samples of its scan at the rails than the source's: step 14). A
+ *      no longer at the rails in its scan than the source: step 14, its
+ *      samples there each worth the pad's gap, step 21). A
  *      quieter slap that came first (by more than DETECT_XT_EARLY_US) is
  *      never dropped for a louder one that came after it. A contact that
  *      began longer after another than vibration takes to cross a table
@@ -469,6 +470,10 @@ static inline uint8_t detect_slowness(uint16_t scan_us) {
 }
 /** The scan in progress's detect_slowness(); 0 (a quiet scan's) unless set. */
 extern uint8_t detect_slow;
+
+/** Called as a unit of heavy work is taken, before the work (a weak
+ * function that does nothing: the firmware's own paces its sampler). */
+void detect_work_taken(void);
 
 /** Step 19: whether the sample at t_us of a pad (s) is left out. A pad
  * that reported a contact and still rings from it is followed every other

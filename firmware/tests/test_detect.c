@@ -126,6 +126,13 @@ static void test_scenario(const char *path) {
 
 /* ---- targeted tests ---- */
 
+static unsigned work_units_taken; /* by run_as_hostrun's scans, counted from what d->work had left */
+static unsigned work_hook_calls;  /* detect_work_taken()'s calls */
+
+/* The firmware's is padbox.ino's (it paces the sampler before heavy work);
+ * this one overrides detect.c's weak one and counts. */
+void detect_work_taken(void) { work_hook_calls++; }
+
 /* Run a scenario as sim/hostrun.c (and so the bench's --host) does: the
  * first scan at 2 ms, a conversion every 18.5 us (148 us a scan), each pad
  * polled after its sample, DETECT_WORK_PER_SCAN units of heavy work a scan. */
@@ -138,6 +145,7 @@ static void run_as_hostrun(scenario_t *s, detect_t *d, hits_t *out) {
             detect_hit_t h;
             if (detect_poll_pad(d, p, (uint32_t)t, &h) && out->n < MAX_HITS) out->hit[out->n++] = h;
         }
+        if (d->work != 0xFFu) work_units_taken += DETECT_WORK_PER_SCAN - d->work;
         d->work = DETECT_WORK_PER_SCAN;
     }
 }
@@ -506,6 +514,27 @@ static void test_short_clipped_shake(const char *path) {
             int k = hit_near(&h, s.ev[i].pad, s.ev[i].t_us);
             CHECK(k >= 0 && h.hit[k].is_slap, "pad %d's slap at %u us is found", s.ev[i].pad + 1, s.ev[i].t_us);
         }
+}
+
+/* detect_work_taken() is told of every unit of heavy work before it runs
+ * (the image paces its sampler there, since 2.15.0), and only of those:
+ * eight slaps within a millisecond, shaking one another, take more heavy
+ * steps than a scan allows, and the calls equal the units taken. */
+static void test_work_taken_is_told(void) {
+    static scenario_t s;
+    static hits_t h;
+    scn_init(&s);
+    s.duration_us = 120000;
+    for (int p = 0; p < 8; p++) scn_add_hit(&s, p, 50000 + 120u * (uint32_t)p, 2500 + 900 * (p % 4), SCN_EXPECT_SLAP);
+    detect_t d;
+    detect_init(&d, 8);
+    d.work = DETECT_WORK_PER_SCAN; /* (detect_init's is unlimited, uncounted) */
+    work_units_taken = work_hook_calls = 0;
+    run_as_hostrun(&s, &d, &h);
+    CHECK(work_units_taken >= 16, "eight slaps: at least a start and a decision each (%u units)", work_units_taken);
+    CHECK(work_hook_calls == work_units_taken, "detect_work_taken: %u calls for %u units of heavy work", work_hook_calls,
+          work_units_taken);
+    CHECK(h.n == 8, "the eight slaps are found (%d hits)", h.n);
 }
 
 /* A loud slap's shake is no larger on a pad it reaches later than on one
@@ -915,6 +944,31 @@ static void test_clipped_shake_in_paced_scans(void) {
     }
 }
 
+/* Step 21: a player's sharp 9 V slap, ringing hard (at 0.85 of its
+ * peak), 600 us after a neighbour's 12 V slap, when the sampler has
+ * slowed by 80 us a scan in between. It rings at the rails as long as the
+ * first slap's scan did, but counts fewer samples there (its pad is
+ * sampled less often): compared in time, it is no shake of the first
+ * slap, and it is found at every phase (with step 14's count of samples,
+ * 2.14.0's first build, at 3 of the 19). */
+static void test_rails_in_time_in_paced_scans(void) {
+    static scenario_t s;
+    static hits_t h;
+    int lost = 0;
+    for (uint32_t shift = 0; shift < 148u; shift += 8u) {
+        scn_init(&s);
+        s.duration_us = 100000;
+        s.noise_mv = 5;
+        add_shaped(&s, 3, 50000 + shift, 12000, SCN_EXPECT_SLAP, 215, 0.48, 951, 3833, -1);
+        add_shaped(&s, 4, 50600 + shift, 9000, SCN_EXPECT_SLAP, 140, 0.85, 1900, 6000, 1);
+        detect_t d;
+        detect_init(&d, 8);
+        run_paced(&s, &d, 50400u + shift, 80u, &h);
+        if (hit_near(&h, 4, 50600.0 + shift) < 0 || hit_near(&h, 3, 50000.0 + shift) < 0) lost++;
+    }
+    CHECK(lost == 0, "a slap ringing at the rails, sampled slower than the slap before it: lost at %d of 19 phases", lost);
+}
+
 static void test_decide_time(void) {
     /* A contact is decided once every pad that could have caused it has its
      * peak (a cause began before it, and scans as long): onset 20950 + 2000
@@ -960,6 +1014,8 @@ int main(int argc, char **argv) {
     test_ring_level_decays_in_time();
     test_ring_level_within_the_rails();
     test_clipped_shake_in_paced_scans();
+    test_rails_in_time_in_paced_scans();
+    test_work_taken_is_told();
     printf("sizeof(detect_t) = %u bytes\n", (unsigned)sizeof(detect_t));
     if (failures) {
         printf("%d failure(s)\n", failures);
