@@ -245,6 +245,7 @@ static uint8_t take_work(detect_t *d) {
 
 /* (the host's: nothing; the image's, padbox.ino, paces its sampler) */
 __attribute__((weak)) void detect_work_taken(void) {}
+__attribute__((weak)) void detect_work_goes_on(void) {}
 
 /* What a contact must reach at rest: the pad's threshold, or three gates on a noisy pad. */
 static uint16_t rest_threshold(const detect_t *d, const detect_pad_state_t *s, uint8_t pad) {
@@ -527,6 +528,18 @@ static uint8_t ringing_only(const detect_contact_t *c) {
     return !(c->flags & DETECT_C_CLEAN) && (c->flags & DETECT_C_LOBE) && c->lobe_us < DETECT_HAND_LOBE_MIN_US
            && !DETECT_CLIPPED(c)
         ;
+}
+
+/* Step 22: a contact on a moving pad whose first half-wave lasted
+ * DETECT_SWELL_LOBE_US or longer (or was not over within the scan), and
+ * that rose no higher than the ringing it rose out of (peak: its
+ * estimated peak), is no hand's push, however unsharp: the ringing's own
+ * slow swell (shakes overlapping, or the rest tracker behind a ringing
+ * pad in a burst's slow scans), which only the low-passed deviation took
+ * for a push. It is judged as a shake might be. */
+static uint8_t ringing_swell(const detect_pad_state_t *s, const detect_contact_t *c, uint16_t peak) {
+    return DETECT_SWELL_LOBE_US < 0xFFFFu && /* (0xFFFF: step 22 off) */
+           !(c->flags & DETECT_C_CLEAN) && c->lobe_us >= DETECT_SWELL_LOBE_US && peak <= s->under;
 }
 
 static uint8_t touch_like(const detect_contact_t *c) {
@@ -1631,6 +1644,7 @@ static inline __attribute__((always_inline)) void look_for_source(const detect_t
         }
         /* louder than the shake it already made */
         if (k->louder_again && j == s->xt_pad && (uint16_t)o->onset_us == s->xt_onset_lo) continue;
+        detect_work_goes_on(); /* (a look at each candidate, a few hundred cycles: the image may pace on) */
         uint16_t src = estimated_peak(o);
 #ifdef DETECT_DEBUG
         fprintf(stderr, "   pad %u vs source %u: gap %d, mine %u (clipped %u), src %u (clipped %u)\n", pad + 1, j + 1,
@@ -1688,8 +1702,9 @@ static uint8_t crosstalk_source(detect_t *d, const detect_pad_state_t *s, uint8_
     uint16_t peak = estimated_peak(c), louder = shake_by_size(c);
     k.xwin = (int32_t)cfg->xwin_us;
     k.louder = louder;
-    /* A hand's push (a light one's shape is not sure: three or four samples, a ringing on them) */
-    if (!sharp(c) && peak >= cfg->slap) {
+    /* A hand's push (a light one's shape is not sure: three or four samples, a ringing on them),
+     * unless it is a swell of the pad's ringing (step 22) */
+    if (!sharp(c) && peak >= cfg->slap && !ringing_swell(s, c, peak)) {
         /* (step 13: unless a louder contact just before makes it a shake all the same; a
          * look of its own, the cheap checks only: hands are few, and so are shakes this slow) */
         if (louder) {

@@ -79,7 +79,10 @@
  *      Sharp is learnt too: a table whose shakes come slower (a soft top,
  *      a low ringing) has them judged by its own shakes' first half-wave
  *      (detect_sharp_us; step 13), never by less than
- *      DETECT_XT_LOBE_US.
+ *      DETECT_XT_LOBE_US. Nor is a contact on a moving pad a hand's push
+ *      for being unsharp when its first half-wave lasted 1.4 ms or more
+ *      and it rose no higher than the ringing it rose out of: the
+ *      ringing's swell (step 22).
  *   6. REPORT a slap if the (estimated) peak reaches the slap threshold,
  *      else a touch: a light contact must be a finger's push (began at
  *      rest, a first half-wave of DETECT_TOUCH_LOBE_US or more, over within
@@ -129,6 +132,13 @@ extern "C" {
  * as long as detect_sharp_us() says the table's does (step 13), if longer. */
 #ifndef DETECT_XT_LOBE_US
 #define DETECT_XT_LOBE_US 480u
+#endif
+/* Step 22: a first half-wave this long or longer (or not over within the
+ * scan), on a moving pad, no higher than the ringing it rose out of, is
+ * the ringing's swell, not a hand's push: judged as a shake might be
+ * (0xFFFF: step 22 off). */
+#ifndef DETECT_SWELL_LOBE_US
+#define DETECT_SWELL_LOBE_US 1400u
 #endif
 /* Step 13: the table's shakes' first half-wave, learnt as the running
  * median of the contacts that are shakes by size and time alone (off the
@@ -471,9 +481,12 @@ static inline uint8_t detect_slowness(uint16_t scan_us) {
 /** The scan in progress's detect_slowness(); 0 (a quiet scan's) unless set. */
 extern uint8_t detect_slow;
 
-/** Called as a unit of heavy work is taken, before the work (a weak
- * function that does nothing: the firmware's own paces its sampler). */
+/** Called as a unit of heavy work is taken, before the work, and as the
+ * heaviest work goes on (before each candidate a look for a shake's source
+ * weighs): weak functions that do nothing; the firmware's own pace its
+ * sampler. */
 void detect_work_taken(void);
+void detect_work_goes_on(void);
 
 /** Step 19: whether the sample at t_us of a pad (s) is left out. A pad
  * that reported a contact and still rings from it is followed every other

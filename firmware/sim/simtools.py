@@ -107,12 +107,14 @@ def build(out_dir: Path, source: Path | None = None, make_vars: Sequence[str] = 
     return Build(out_dir / "padbox.elf", out_dir / "padbox.hex", harness, fw.stdout)
 
 
-def host_replay(scenario: Path, adclog: Path, tmp: Path) -> list[tuple[int, int, str, int]]:
+def host_replay(scenario: Path, adclog: Path, tmp: Path, make_vars: Sequence[str] = ()) -> list[tuple[int, int, str, int]]:
     """The detection core on the host (sim/hostrun.c) fed the very samples an
     image took in the simulator (its ``adclog``, see :func:`run`), at the
-    times the simulator logged: its hits as (pad, onset us, kind, peak)."""
+    times the simulator logged: its hits as (pad, onset us, kind, peak).
+    ``make_vars``: for hostrun's make, e.g. ``HOSTCC=gcc -DDETECT_SWELL_LOBE_US=0xFFFFu``
+    (a variant of the core: give each its own ``tmp``)."""
     binary = tmp / "hostrun"
-    subprocess.run(["make", "-s", "-C", str(FIRMWARE), f"BUILD={tmp.resolve()}", str(binary.resolve())],
+    subprocess.run(["make", "-s", "-C", str(FIRMWARE), f"BUILD={tmp.resolve()}", *make_vars, str(binary.resolve())],
                    capture_output=True, text=True, check=True)
     out = subprocess.run([str(binary), "--adclog", str(adclog), str(scenario)], capture_output=True, text=True,
                          check=True).stdout
@@ -223,7 +225,8 @@ def build_arduino(out_dir: Path) -> Path:
 
 def arduino_mk_missing() -> list[str]:
     """What is missing for the Arduino core build."""
-    needs = {"/usr/share/arduino/Arduino.mk": "arduino-mk", "/usr/share/arduino/hardware/arduino/avr/cores/arduino/main.cpp": "arduino-core-avr"}
+    needs = {"/usr/share/arduino/Arduino.mk": "arduino-mk",
+             "/usr/share/arduino/hardware/arduino/avr/cores/arduino/main.cpp": "arduino-core-avr"}
     return [f"{path} (Debian package {pkg})" for path, pkg in needs.items() if not Path(path).exists()]
 
 

@@ -132,6 +132,8 @@ static unsigned work_hook_calls;  /* detect_work_taken()'s calls */
 /* The firmware's is padbox.ino's (it paces the sampler before heavy work);
  * this one overrides detect.c's weak one and counts. */
 void detect_work_taken(void) { work_hook_calls++; }
+static unsigned work_goes_on_calls; /* detect_work_goes_on()'s */
+void detect_work_goes_on(void) { work_goes_on_calls++; }
 
 /* Run a scenario as sim/hostrun.c (and so the bench's --host) does: the
  * first scan at 2 ms, a conversion every 18.5 us (148 us a scan), each pad
@@ -517,7 +519,8 @@ static void test_short_clipped_shake(const char *path) {
 }
 
 /* detect_work_taken() is told of every unit of heavy work before it runs
- * (the image paces its sampler there, since 2.15.0), and only of those:
+ * (the image paces its sampler there, since 2.15.0), and only of those
+ * (detect_work_goes_on() of the looks for a source as they go on):
  * eight slaps within a millisecond, shaking one another, take more heavy
  * steps than a scan allows, and the calls equal the units taken. */
 static void test_work_taken_is_told(void) {
@@ -529,12 +532,24 @@ static void test_work_taken_is_told(void) {
     detect_t d;
     detect_init(&d, 8);
     d.work = DETECT_WORK_PER_SCAN; /* (detect_init's is unlimited, uncounted) */
-    work_units_taken = work_hook_calls = 0;
+    work_units_taken = work_hook_calls = work_goes_on_calls = 0;
     run_as_hostrun(&s, &d, &h);
     CHECK(work_units_taken >= 16, "eight slaps: at least a start and a decision each (%u units)", work_units_taken);
     CHECK(work_hook_calls == work_units_taken, "detect_work_taken: %u calls for %u units of heavy work", work_hook_calls,
           work_units_taken);
     CHECK(h.n == 8, "the eight slaps are found (%d hits)", h.n);
+    /* and a look for a shake's source tells it as it goes on (since 2.16.0):
+     * a slap shaking three neighbours */
+    scn_init(&s);
+    s.duration_us = 120000;
+    add_shaped(&s, 0, 50000, 9000, SCN_EXPECT_SLAP, 150, 0.5, 1900, 3000, 1);
+    for (int p = 1; p < 4; p++) add_shaped(&s, p, 50300 + 60u * (uint32_t)p, 1500, SCN_EXPECT_NONE, 100, 0.6, 2800, 3000, 1);
+    detect_init(&d, 8);
+    d.work = DETECT_WORK_PER_SCAN;
+    work_goes_on_calls = 0;
+    run_as_hostrun(&s, &d, &h);
+    CHECK(h.n == 1 && h.hit[0].pad == 0, "a slap and three shakes: one hit, pad 1's (%d hits)", h.n);
+    CHECK(work_goes_on_calls >= 3, "detect_work_goes_on: %u calls in three looks for a source", work_goes_on_calls);
 }
 
 /* A loud slap's shake is no larger on a pad it reaches later than on one
