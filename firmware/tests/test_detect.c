@@ -45,6 +45,32 @@ typedef struct {
  * firmware has it at SCAN_PERIOD_US; else this (a test of step 16). */
 static int slow_override = -1;
 
+/* When a scan asks the detector for its decisions. */
+typedef enum {
+    POLL_AT_SCAN_END, /* detect_poll, every pad at once, as the scan ends */
+    POLL_EACH_PAD     /* detect_poll_pad right after each pad's sample, as sim/hostrun.c */
+} poll_when_t;
+
+/* One scan from t0: the pads in turn, period_us / 8 apart, each sample
+ * stamped with its time plus clock_offset; its hits are added to out. The
+ * pads are polled even when out is full: polling takes a decision from
+ * the detector. */
+static void scan_once(scenario_t *s, detect_t *d, double t0, unsigned period_us, uint32_t clock_offset,
+                      poll_when_t poll, hits_t *out) {
+    for (int p = 0; p < d->npads; p++) {
+        double t = t0 + p * (period_us / 8.0);
+        detect_sample(d, (uint8_t)p, scn_adc(scn_pad_mv(s, p, t)), (uint32_t)t + clock_offset);
+        if (poll != POLL_EACH_PAD) continue;
+        detect_hit_t h;
+        if (detect_poll_pad(d, (uint8_t)p, (uint32_t)t + clock_offset, &h) && out->n < MAX_HITS) out->hit[out->n++] = h;
+    }
+    if (poll == POLL_AT_SCAN_END) {
+        detect_hit_t buf[DETECT_MAX_PADS];
+        uint8_t n = detect_poll(d, (uint32_t)(t0 + period_us) + clock_offset, buf, DETECT_MAX_PADS);
+        for (uint8_t i = 0; i < n && out->n < MAX_HITS; i++) out->hit[out->n++] = buf[i];
+    }
+}
+
 /* Run a scenario through a detector, sampling like the firmware: pads in
  * turn, a scan every period_us until pace_from_us, then every
  * later_period_us (a burst's pacing as one step), the device clock
@@ -56,13 +82,7 @@ static void run_scans(scenario_t *s, detect_t *d, uint32_t clock_offset, unsigne
     for (double t0 = 0; t0 < s->duration_us; t0 += period) {
         if (t0 >= pace_from_us) period = later_period_us;
         detect_slow = slow_override >= 0 ? (uint8_t)slow_override : detect_slowness((uint16_t)period);
-        for (int p = 0; p < d->npads; p++) {
-            double t = t0 + p * (period / 8.0);
-            detect_sample(d, (uint8_t)p, scn_adc(scn_pad_mv(s, p, t)), (uint32_t)t + clock_offset);
-        }
-        detect_hit_t buf[DETECT_MAX_PADS];
-        uint8_t n = detect_poll(d, (uint32_t)(t0 + period) + clock_offset, buf, DETECT_MAX_PADS);
-        for (uint8_t i = 0; i < n && out->n < MAX_HITS; i++) out->hit[out->n++] = buf[i];
+        scan_once(s, d, t0, period, clock_offset, POLL_AT_SCAN_END, out);
     }
 }
 
@@ -137,16 +157,14 @@ void detect_work_goes_on(void) { work_goes_on_calls++; }
 
 /* Run a scenario as sim/hostrun.c (and so the bench's --host) does: the
  * first scan at 2 ms, a conversion every 18.5 us (148 us a scan), each pad
- * polled after its sample, DETECT_WORK_PER_SCAN units of heavy work a scan. */
+ * polled after its sample, DETECT_WORK_PER_SCAN units of heavy work a scan.
+ * (hostrun.c's own loop stays its own: it is another program, with jitter
+ * and a learning time of its own.) */
 static void run_as_hostrun(scenario_t *s, detect_t *d, hits_t *out) {
     out->n = 0;
     detect_slow = detect_slowness(148u); /* (as hostrun's fixed slot: not what an earlier run() left) */
-    for (double t = 2000.0; t < s->duration_us;) {
-        for (uint8_t p = 0; p < 8; p++, t += 18.5) {
-            detect_sample(d, p, scn_adc(scn_pad_mv(s, p, t)), (uint32_t)t);
-            detect_hit_t h;
-            if (detect_poll_pad(d, p, (uint32_t)t, &h) && out->n < MAX_HITS) out->hit[out->n++] = h;
-        }
+    for (double t0 = 2000.0; t0 < s->duration_us; t0 += 148.0) {
+        scan_once(s, d, t0, 148u, 0, POLL_EACH_PAD, out);
         if (d->work != 0xFFu) work_units_taken += DETECT_WORK_PER_SCAN - d->work;
         d->work = DETECT_WORK_PER_SCAN;
     }
@@ -921,6 +939,23 @@ static void run_paced(scenario_t *s, detect_t *d, uint32_t pace_from_us, unsigne
     run_scans(s, d, 0, 148u, pace_from_us, 148u + slower_us, out);
 }
 
+/* Steps 20 and 21's burst: a sharp 12 V slap on pad 4 at 50000 + shift us,
+ * then `second` (its time shifted too), over 5 mV of noise in 100 ms, run
+ * through a fresh detector paced from 50400 + shift (slower_us more a
+ * scan): the sampler slows between the slap's samples at the rails and
+ * the second contact's. */
+static void run_paced_after_slap(scenario_t *s, const shaped_t *second, uint32_t shift, unsigned slower_us, hits_t *h) {
+    scn_init(s);
+    s->duration_us = 100000;
+    s->noise_mv = 5;
+    add_shaped(s, 3, 50000 + shift, 12000, SCN_EXPECT_SLAP, 215, 0.48, 951, 3833, -1);
+    add_shaped(s, second->pad0, second->t_us + shift, second->mv, second->expect, second->rise, second->ring, second->hz,
+               second->tau, second->pol);
+    detect_t d;
+    detect_init(&d, 8);
+    run_paced(s, &d, 50400u + shift, slower_us, h);
+}
+
 /* Step 20: a sharp 12 V slap shakes its neighbour to the rails 543 us
  * later (4.56 V, 0.38 of it, as in a bench round: seed 20261201,
  * table_063). The sampler slows between the slap's samples at the rails
@@ -933,21 +968,14 @@ static void run_paced(scenario_t *s, detect_t *d, uint32_t pace_from_us, unsigne
 static void test_clipped_shake_in_paced_scans(void) {
     static scenario_t s;
     static hits_t h;
+    /* on pad 5: the slap's shake (hand 0), a player's own slap (hand 1) */
+    const shaped_t second[2] = {{4, 50543, 4560, SCN_EXPECT_NONE, 140, 0.8, 1963, 3467, 1},
+                                {4, 50543, 9000, SCN_EXPECT_SLAP, 330, 0.5, 1900, 5000, 1}};
     for (int hand = 0; hand < 2; hand++) {
         int wrong = 0;
         for (uint32_t shift = 0; shift < 148u; shift += 8u) {
             for (unsigned slower = 4u; slower <= 24u; slower += 4u) {
-                scn_init(&s);
-                s.duration_us = 100000;
-                s.noise_mv = 5;
-                add_shaped(&s, 3, 50000 + shift, 12000, SCN_EXPECT_SLAP, 215, 0.48, 951, 3833, -1);
-                if (hand)
-                    add_shaped(&s, 4, 50543 + shift, 9000, SCN_EXPECT_SLAP, 330, 0.5, 1900, 5000, 1);
-                else
-                    add_shaped(&s, 4, 50543 + shift, 4560, SCN_EXPECT_NONE, 140, 0.8, 1963, 3467, 1);
-                detect_t d;
-                detect_init(&d, 8);
-                run_paced(&s, &d, 50400u + shift, slower, &h);
+                run_paced_after_slap(&s, &second[hand], shift, slower, &h);
                 int found = hit_near(&h, 4, 50543.0 + shift) >= 0;
                 if (found != hand || hit_near(&h, 3, 50000.0 + shift) < 0) wrong++;
             }
@@ -969,16 +997,10 @@ static void test_clipped_shake_in_paced_scans(void) {
 static void test_rails_in_time_in_paced_scans(void) {
     static scenario_t s;
     static hits_t h;
+    const shaped_t ringing_slap = {4, 50600, 9000, SCN_EXPECT_SLAP, 140, 0.85, 1900, 6000, 1};
     int lost = 0;
     for (uint32_t shift = 0; shift < 148u; shift += 8u) {
-        scn_init(&s);
-        s.duration_us = 100000;
-        s.noise_mv = 5;
-        add_shaped(&s, 3, 50000 + shift, 12000, SCN_EXPECT_SLAP, 215, 0.48, 951, 3833, -1);
-        add_shaped(&s, 4, 50600 + shift, 9000, SCN_EXPECT_SLAP, 140, 0.85, 1900, 6000, 1);
-        detect_t d;
-        detect_init(&d, 8);
-        run_paced(&s, &d, 50400u + shift, 80u, &h);
+        run_paced_after_slap(&s, &ringing_slap, shift, 80u, &h);
         if (hit_near(&h, 4, 50600.0 + shift) < 0 || hit_near(&h, 3, 50000.0 + shift) < 0) lost++;
     }
     CHECK(lost == 0, "a slap ringing at the rails, sampled slower than the slap before it: lost at %d of 19 phases", lost);
