@@ -336,6 +336,18 @@ static uint8_t date_onset(detect_pad_state_t *s, uint8_t back) {
     return 1;
 }
 
+/* Step 23: whether the low-passed deviation (the six newest samples
+ * weighted 1 2 3 3 2 1 back, detect_lp's) of a history of deviations dv
+ * (oldest first, turned the contact's way) was over the rest at the
+ * sample before the newest, and rose to the newest: a push already under
+ * way there. (The rise between the two is the three newest less the three
+ * before them.) */
+static uint8_t lp_rose(const int16_t *dv) {
+    const int16_t *n = dv + DETECT_HIST - 1u; /* the newest */
+    int16_t before = (int16_t)(n[-1] + 2 * n[-2] + 3 * n[-3] + 3 * n[-4] + 2 * n[-5] + n[-6]);
+    return before > 0 && n[0] + n[-1] + n[-2] > n[-4] + n[-5] + n[-6];
+}
+
 /* A contact starts at the newest sample (deviation e): find the first sample
  * of its rise in the history, and date it (now, or with the next sample). */
 static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, int16_t e, uint16_t raw,
@@ -352,6 +364,11 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
     int16_t lo = (int16_t)gate(s), step = (int16_t)(RISE_STEP + (s->nf >> 2));
     int16_t dv[DETECT_HIST]; /* oldest first: dv[DETECT_HIST - 1] is this sample */
     uint8_t moving = s->state != DETECT_REST;
+    /* (step 23 only: a contact still in its scan whose first half-wave
+     * was at the rails rings there, unevenly: the low-passed deviation's
+     * push is then the clipped ringing's own, and is no reason to date
+     * back) */
+    uint8_t clipped_scan = s->state == DETECT_SCAN && DETECT_CLIPPED(&s->c);
     if (moving) {
         history_devs(s, pol, dv); /* (all of it: the walk back may go through all of it) */
     } else { /* only as far back as the walk goes (a few samples, from the rest then) */
@@ -433,6 +450,16 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
         s->c.onset_us -= back_date_us(dv[k - 1], dv[k], dv[k + 1], (uint16_t)(t1 - s->hist_t[prev_i(j)]),
                                       (uint16_t)(s->hist_t[j2] - t1), at_rail(s->hist_r[j2]));
         s->c.flags |= DETECT_C_DATED;
+    }
+    if (DETECT_LP_BACK_US && moving && !clipped_scan && (s->ticked & 4u) && lp_rose(dv)) {
+        /* Step 23: a push the low-passed deviation found, under way a
+         * sample before: it lags the push by 2.5 samples, and the walk
+         * back above stops at the ringing's crest. */
+        uint32_t lp_onset = t_us - DETECT_LP_BACK_US;
+        if (since(s->c.onset_us, lp_onset) > 0) {
+            s->c.onset_us = lp_onset;
+            s->c.flags |= DETECT_C_DATED;
+        }
     }
     if (s->disc && s->disc != pol) s->c.flags |= DETECT_C_XTALK | DETECT_C_WRONG; /* the table's, not a hand's */
     s->until_lo = (uint16_t)(s->c.onset_us + d->pad[pad].scan_us);
@@ -1468,6 +1495,9 @@ static COLD uint8_t shake_fits(const detect_pad_state_t *s, const detect_pad_sta
          * its own pad's sample gaps, which in a paced burst differ by
          * tens of us: step 20's tolerance, for a shake that began soon
          * after its source). */
+        /* (tol is worked out before the early return below: after it,
+         * avr-gcc keeps a 14-byte frame here instead of 7, and this is
+         * on the stack's deepest path) */
         uint16_t tol = since(c->onset_us, o->onset_us) < (int32_t)DETECT_XT_CLIP_NEAR_US ? DETECT_XT_CLIP_TOL_US : 0u;
         if (!DETECT_CLIPPED(o)) return 0; /* a shake is smaller than its slap */
         if ((uint32_t)o->clipped_us + tol < c->clipped_us) return 0; /* ... and clips no longer */

@@ -27,6 +27,13 @@
  *      the moment of contact, whatever the strength or the disc's polarity.
  *      On a moving pad the walk goes back through the samples above half
  *      the ringing's level (the ringing makes the rise's steps uneven).
+ *      A push the low-passed deviation found there (step 4), its rise
+ *      under way a sample before, began at least DETECT_LP_BACK_US before
+ *      the sample that found it (step 23): the low-passed deviation lags
+ *      a hand's push by 2.5 samples, and a walk through a ringing stops
+ *      at the ringing's first crest. (Not where a contact still in its
+ *      scan clipped: its own ringing at the rails is uneven enough to
+ *      show the low-passed deviation a push.)
  *   3. SCAN for scan_us: the peak |d| (estimated when the pad clips at the
  *      ADC's rails), and the first half-wave (lobe): how long until the
  *      signal crosses back through rest. Table vibration is a short sharp
@@ -139,6 +146,13 @@ extern "C" {
  * (0xFFFF: step 22 off). */
 #ifndef DETECT_SWELL_LOBE_US
 #define DETECT_SWELL_LOBE_US 1400u
+#endif
+/* Step 23: a push the low-passed deviation found on a moving pad, its
+ * low-passed deviation already over the rest and rising at the sample
+ * before, is dated at least this long before the sample that found it
+ * (never later than the walk back dates it; 0: step 23 off). */
+#ifndef DETECT_LP_BACK_US
+#define DETECT_LP_BACK_US 250u
 #endif
 /* Step 13: the table's shakes' first half-wave, learnt as the running
  * median of the contacts that are shakes by size and time alone (off the

@@ -40,7 +40,7 @@
 #include "detect.h"
 #include "proto.h"
 
-#define FW_VERSION "2.16.0"
+#define FW_VERSION "2.17.0"
 #ifndef PADBOX_PADS
 #define PADBOX_PADS 8
 #endif
@@ -1092,7 +1092,7 @@ static __attribute__((noinline)) void slot_work(uint8_t what) {
 #define OUTBOX_WAIT_MAX_US 30000
 #endif
 static uint8_t outbox_may_wait(uint8_t fill) {
-    if (fill <= OUTBOX_WAIT_FILL || (fmt_step && fmt_cfg) || cfg_next != 0xFF || rec_head == rec_tail) return 0;
+    if (fill <= OUTBOX_WAIT_FILL || cfg_next != 0xFF || rec_head == rec_tail) return 0; /* (a CFG line in hand has cfg_next set) */
     if ((uint8_t)((rec_head - rec_tail) & RECQ_MASK) >= (RECQ_MASK + 1u) / 2u) return 0;
     return (int32_t)(pz.t_us - recq[rec_tail].t_us) < (int32_t)OUTBOX_WAIT_MAX_US;
 }

@@ -400,6 +400,42 @@ static void test_hand_on_ringing_pad(void) {
     SCAN_PERIOD_US = keep;
 }
 
+/* Step 23: a bench round (seed 20261201, table_012, round 62): a 9.7 V
+ * slap shakes pad 8 (2.4 V, ringing at 2.4 kHz), and 0.7 ms after the
+ * shake began that player's own soft slap lands on it (1.9 V, a 655 us
+ * rise, the other way). The low-passed deviation finds the push ~550 us
+ * in, under the ringing's crest; dated from there back (step 23), not
+ * from the crest the walk back stops at, its onset is within
+ * LP_PUSH_ONSET_TOL_US at every phase of the samples: 73-337 us late
+ * over the 19 (2.16.0, without step 23: -DDETECT_LP_BACK_US=0u, 73-513). */
+#define LP_PUSH_ONSET_TOL_US 350.0
+static void test_push_on_ringing_dated_back(void) {
+    static scenario_t s;
+    unsigned keep = SCAN_PERIOD_US;
+    SCAN_PERIOD_US = 148u;
+    static hits_t h;
+    const shaped_t ev[] = {
+        {0, 50000, 9723, SCN_EXPECT_SLAP, 175, 0.4, 1779, 6116, -1},  /* the neighbour's sharp slap */
+        {7, 50354, 2411, SCN_EXPECT_NONE, 177, 0.9, 2421, 3691, -1},  /* its shake on pad 8 */
+        {7, 51046, 1941, SCN_EXPECT_SLAP, 655, 0.47, 812, 5097, 1},   /* the player's soft slap */
+    };
+    double worst = 0.0;
+    int lost = 0;
+    for (uint32_t shift = 0; shift < 148u; shift += 8u) {
+        run_shaped(&s, ev, 3, shift, 5, &h);
+        int k = hit_near(&h, 7, s.ev[2].t_us);
+        if (k < 0 || !h.hit[k].is_slap) {
+            lost++;
+            continue;
+        }
+        double err = (double)h.hit[k].onset_us - s.ev[2].t_us;
+        if (fabs(err) > fabs(worst)) worst = err;
+    }
+    CHECK(lost == 0, "a soft slap on a pad ringing from a neighbour's shake: lost at %d of 19 phases", lost);
+    CHECK(fabs(worst) <= LP_PUSH_ONSET_TOL_US, "a soft slap on a ringing pad, found by the low-passed deviation: dated %+.0f us off at worst", worst);
+    SCAN_PERIOD_US = keep;
+}
+
 /* A hand landing on a neighbour's shake that had just begun on a pad at
  * rest (a knee in the rise, or a first half-wave that turned and rose
  * again): the onset is the hand's, not the shake's, whatever the phase of
@@ -993,7 +1029,11 @@ static void test_clipped_shake_in_paced_scans(void) {
  * first slap's scan did, but counts fewer samples there (its pad is
  * sampled less often): compared in time, it is no shake of the first
  * slap, and it is found at every phase (with step 14's count of samples,
- * 2.14.0's first build, at 3 of the 19). */
+ * 2.14.0's first build, at 3 of the 19). Its own ringing at the rails
+ * restarts its contact within the scan through the low-passed deviation:
+ * step 23 leaves such a restart undated (a clipped contact's ringing is
+ * uneven there), and dated 250 us back it was lost at 2 of the 19, as the
+ * 12 V slap's shake (step 23's first build, stop 39). */
 static void test_rails_in_time_in_paced_scans(void) {
     static scenario_t s;
     static hits_t h;
@@ -1052,6 +1092,7 @@ int main(int argc, char **argv) {
     test_ring_level_within_the_rails();
     test_clipped_shake_in_paced_scans();
     test_rails_in_time_in_paced_scans();
+    test_push_on_ringing_dated_back();
     test_work_taken_is_told();
     printf("sizeof(detect_t) = %u bytes\n", (unsigned)sizeof(detect_t));
     if (failures) {
