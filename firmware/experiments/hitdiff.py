@@ -34,8 +34,9 @@ SHOW_US = 300
 def load(path: str) -> dict[str, set[Hit]]:
     """The hits of one run, by scenario file."""
     hits: dict[str, set[Hit]] = defaultdict(set)
-    for line in open(path):
-        f, _, pad, t, kind, peak = line.split()[:6]
+    with open(path) as lines:
+        rows = [line.split()[:6] for line in lines if line.strip()]
+    for f, _, pad, t, kind, peak in rows:
         hits[f].add((int(pad), int(t), kind, int(peak)))
     return hits
 
@@ -44,7 +45,9 @@ def load(path: str) -> dict[str, set[Hit]]:
 def contacts(scenario: str) -> list[Contact]:
     """The real contacts (slaps, touches, presses) of a scenario file."""
     out = []
-    for line in open(scenario):
+    with open(scenario) as lines:
+        text = lines.read().splitlines()
+    for line in text:
         m = re.match(r"hit (\d+) (\d+) \d+ (slap|touch|press)\b", line)
         if m:
             out.append((int(m[1]), int(m[2]), m[3], line.split("#")[-1].strip()))
@@ -63,6 +66,7 @@ def moved_to(hit: Hit, others: set[Hit]) -> Hit | None:
 
 
 def describe(contact: Contact | None) -> str:
+    """A real contact as the report names it."""
     return f"real {contact[1]} {contact[3][:40]}" if contact else "no real contact"
 
 
