@@ -173,13 +173,20 @@ static uint8_t btn_last = 0xFF; /* 1 = released (pull-up) */
 /* What only the piezo scan needs: the samples from the sampling interrupt
  * (see "Sampling") and the loop's place in them ... */
 #ifndef FIFO_N
-#define FIFO_N 128u /* samples (a power of two, 2 x PADBOX_PADS to 128): 16 scans of 8 pads, 2.4 ms */
+#define FIFO_N (32u * PADBOX_PADS) /* samples (a power of two, 2 x PADBOX_PADS to 32 scans): 256, 4.7 ms of 8 pads */
 #endif
 /* (Scans start at entries that are multiples of the pads, mod 256 as the
- * FIFO's head counts: 1, 2, 4 or 8 pads.) */
+ * FIFO's head counts: 1, 2, 4 or 8 pads. The pace's table, scan_ocr, has
+ * 32 scans.) */
 static_assert(256u % PADBOX_PADS == 0 && FIFO_N % PADBOX_PADS == 0, "PADBOX_PADS: 1, 2, 4 or 8");
+static_assert(FIFO_N <= 32u * PADBOX_PADS && FIFO_N <= 256u && (FIFO_N & (FIFO_N - 1u)) == 0u,
+              "FIFO_N: a power of two, at most 32 scans");
 typedef struct {
-    volatile uint16_t fifo[FIFO_N]; /* the handler's results, entry n mod FIFO_N */
+    /* The handler's results, entry n mod FIFO_N: a conversion's 8 high
+     * bits (ADCH, left adjusted), fifo_value() makes them counts. A byte a
+     * sample holds twice the samples in the same RAM (since 2.18.0): a
+     * burst's backlog fits, and the sampler is slowed less often. */
+    volatile uint8_t fifo[FIFO_N];
     uint8_t tail;          /* the loop's next sample (mod 256, like the FIFO's head) ... */
     uint8_t frac;          /* ... and its time: t_us plus frac half microseconds */
     uint8_t step;          /* the whole microseconds from it to the sample after it, ... */
@@ -605,7 +612,7 @@ static void rx_service(void) {
 /* --------------------------------------------------------------- pads */
 
 static void adc_init(void) {
-    ADMUX = _BV(REFS0);               /* AVCC reference, channel 0 */
+    ADMUX = _BV(REFS0) | _BV(ADLAR);  /* AVCC reference, left adjusted (ADCH: 8 bits), channel 0 */
     ADCSRB = 0;                       /* single conversions, started by us */
     DIDR0 = 0x3F;                     /* A0..A5: no digital input buffer (less noise) */
     ADCSRA = _BV(ADEN) | _BV(ADPS2);  /* enable, prescaler 16: 1 MHz ADC clock */
@@ -614,7 +621,14 @@ static void adc_init(void) {
 /* Enabled, prescaler 16 (1 MHz ADC clock); with ADSC: start a conversion.
  * Written whole (no read-modify-write): nothing else in ADCSRA is used. */
 #define ADCSRA_ON (_BV(ADEN) | _BV(ADPS2))
-#define ADC_MUX(ch) ((uint8_t)(_BV(REFS0) | (ch)))
+#define ADC_MUX(ch) ((uint8_t)(_BV(REFS0) | _BV(ADLAR) | (ch)))
+/** A FIFO entry (a conversion's 8 high bits) as counts of the 10-bit
+ * scale the detection works in: the middle of the four it stands for.
+ * The ADC at 1 MHz has about 9 effective bits; the two low bits are
+ * below its noise (on the bench's eight seeds, the host's core on
+ * quantized samples: 655 / 317 / 245 against 653 / 317 / 250). */
+static inline uint16_t fifo_value(uint8_t b) __attribute__((always_inline));
+static inline uint16_t fifo_value(uint8_t b) { return (uint16_t)((uint16_t)b << 2) | 2u; }
 
 /* Sampling. Timer2 counts the same 0.5 us ticks as Timer1 and interrupts
  * every SAMPLE_TICKS of them (18.5 us, CTC mode): the handler takes the
@@ -631,6 +645,15 @@ static void adc_init(void) {
  * times on (pz.step, pz.step_xor: whole microseconds a sample, the half
  * microseconds alternating). */
 #define FIFO_MASK (FIFO_N - 1u)
+/* Samples were written over (fill: how far the handler's head is ahead
+ * of the loop, a byte). A FIFO of 256 fills the byte: a lap cannot be
+ * seen in it, so the loop takes a handler within a scan of the loop's
+ * tail as gone round (the pacing keeps it far from there). */
+#if FIFO_N < 256u
+#define FIFO_OVER(fill) ((fill) > FIFO_N)
+#else
+#define FIFO_OVER(fill) ((fill) >= 256u - PADBOX_PADS)
+#endif
 /* From the Timer1 tick the sampler starts on (sampler_start) to the
  * sample-and-hold of the first match's conversion, in Timer1 ticks beyond
  * SAMPLE_TICKS, as the counted times take it: the match, the interrupt's
@@ -701,13 +724,13 @@ static inline uint8_t fifo_head_now(void) { return fifo_head; }
  * false slaps and the FIFO's fullest at 120-122 samples instead of up to 132
  * (firmware/README.md, "Pacing"). */
 #ifndef FIFO_SLOW
-#define FIFO_SLOW 64u
+#define FIFO_SLOW (FIFO_N * 11u / 16u)
 #endif
 #ifndef PACE_TICKS
 #define PACE_TICKS 1u /* ticks (0.5 us) longer a sample beyond FIFO_SLOW */
 #endif
 #ifndef FIFO_FAST
-#define FIFO_FAST 108u
+#define FIFO_FAST (FIFO_N * 13u / 16u)
 #endif
 #ifndef PACE_FAST_TICKS
 #define PACE_FAST_TICKS 4u /* ticks more a sample beyond FIFO_FAST */
@@ -729,7 +752,7 @@ static inline uint8_t fifo_head_now(void) { return fifo_head; }
  * and since 2.16.0 as the heaviest goes on (detect_work_goes_on()).
  * (OCR2A: 36 + 200 < 256.) */
 #ifndef FIFO_BRAKE
-#define FIFO_BRAKE 116u
+#define FIFO_BRAKE (FIFO_N * 27u / 32u)
 #endif
 #define PACE_BRAKE_TICKS 24u
 #define BRAKE_TICKS_MAX 200u
@@ -756,8 +779,8 @@ static inline uint8_t fifo_head_now(void) { return fifo_head; }
 #else
 #define ISR_NEXT_MUX "cpi r30, %[mux_end]\n\tbrne 1f\n\tldi r30, %[mux_first]\n1:\n\t"
 #endif
-#if FIFO_N < 128u
-#define ISR_FIFO_MASK "andi r30, %[mask2]\n\t"
+#if FIFO_N < 256u
+#define ISR_FIFO_MASK "andi r30, %[mask]\n\t"
 #else
 #define ISR_FIFO_MASK
 #endif
@@ -766,15 +789,17 @@ static inline uint8_t fifo_head_now(void) { return fifo_head; }
         [adcsra] "n"(_SFR_MEM_ADDR(ADCSRA)), [start] "M"(ADCSRA_ON | _BV(ADSC)),                               \
         [mux] "I"(_SFR_IO_ADDR(NEXT_MUX)), [mux_end] "M"(ADC_MUX(PADBOX_PADS)), [mux_first] "M"(ADC_MUX(0)),     \
         [mux_wrap] "M"(ADC_MUX(PADBOX_PADS - 1u)), [fifo] "i"(&mode_ram.pz.fifo[0]),                            \
-        [mask2] "M"((FIFO_MASK << 1) & 0xFFu), [mux_second] "M"(ADC_MUX(PADBOX_PADS > 1 ? 1 : 0)),              \
+        [mask] "M"(FIFO_MASK & 0xFFu), [mux_second] "M"(ADC_MUX(PADBOX_PADS > 1 ? 1 : 0)),              \
         [ocr] "n"(_SFR_MEM_ADDR(OCR2A)), [ocr_next] "i"(&ocr_next)
 #if PADBOX_SAMPLER_REGS
 ISR(TIMER2_COMPA_vect, ISR_NAKED) {
     asm volatile(
-        /* ADCL first: it holds the result of the channel still in ADMUX
-         * (read, it locks the result until ADCH is read). */
-        "lds r4, %[adcl]\n\t"
-        "lds r5, %[adch]\n\t"
+        /* ADCH: the 8 high bits of the channel still in ADMUX (left
+         * adjusted, ADCH alone may be read); then two cycles, so the next
+         * sample-and-hold is where the 10-bit read had it
+         * (SAMPLE_DELAY_TICKS) */
+        "lds r4, %[adch]\n\t"
+        "rjmp .+0\n\t"
         "movw r2, r30\n\t"
         "in r6, __SREG__\n\t"
         "in r30, %[mux]\n\t"
@@ -793,13 +818,11 @@ ISR(TIMER2_COMPA_vect, ISR_NAKED) {
         "2:\n\t"
         /* into the FIFO at head mod FIFO_N, head one on */
         "mov r30, r7\n\t"
-        "lsl r30\n\t"
         ISR_FIFO_MASK
         "ldi r31, 0\n\t"
         "subi r30, lo8(-(%[fifo]))\n\t"
         "sbci r31, hi8(-(%[fifo]))\n\t"
-        "st Z+, r4\n\t"
-        "st Z, r5\n\t"
+        "st Z, r4\n\t"
         "inc r7\n\t"
         "movw r30, r2\n\t"
         "out __SREG__, r6\n\t"
@@ -810,8 +833,8 @@ ISR(TIMER2_COMPA_vect, ISR_NAKED) {
     asm volatile(
         "push r24\n\t"
         "push r25\n\t"
-        "lds r24, %[adcl]\n\t" /* (first, as above) */
-        "lds r25, %[adch]\n\t"
+        "lds r24, %[adch]\n\t" /* (as above) */
+        "rjmp .+0\n\t"
         "push r30\n\t"
         "push r31\n\t"
         "in r31, __SREG__\n\t"
@@ -832,13 +855,11 @@ ISR(TIMER2_COMPA_vect, ISR_NAKED) {
         "mov r31, r30\n\t"
         "inc r31\n\t"
         "sts %[head], r31\n\t"
-        "lsl r30\n\t"
         ISR_FIFO_MASK
         "ldi r31, 0\n\t"
         "subi r30, lo8(-(%[fifo]))\n\t"
         "sbci r31, hi8(-(%[fifo]))\n\t"
-        "st Z+, r24\n\t"
-        "st Z, r25\n\t"
+        "st Z, r24\n\t"
         "pop r31\n\t"
         "out __SREG__, r31\n\t"
         "pop r31\n\t"
@@ -922,7 +943,7 @@ static inline uint32_t time_of(uint16_t t_lo) {
  * and the sampler starts afresh at its end (pz.restart). pz.tail: the
  * loop's next sample. */
 static __attribute__((noinline)) void fifo_catch_up(void) {
-    if ((uint8_t)(fifo_head_now() - pz.tail) > FIFO_N) pz.restart = 1;
+    if (FIFO_OVER((uint8_t)(fifo_head_now() - pz.tail))) pz.restart = 1;
 }
 
 /** The sampler afresh, at a scan's end (pad 1 next), after samples were
@@ -955,7 +976,7 @@ static __attribute__((noinline)) void send_decided(void) {
 /** The sample of slot k, as the FIFO holds it. */
 static inline uint16_t slot_sample(uint8_t k) __attribute__((always_inline));
 static inline uint16_t slot_sample(uint8_t k) {
-    return pz.fifo[(uint8_t)(pz.row + k) & FIFO_MASK];
+    return fifo_value(pz.fifo[(uint8_t)(pz.row + k) & FIFO_MASK]);
 }
 
 /** What a sample's fast path left (detect_step), at its full time. Out of
@@ -1135,7 +1156,7 @@ static __attribute__((noinline)) uint8_t scan_end(uint16_t t_lo, uint8_t tail, u
         if (save_pos >= 0) slot_work(WORK_SAVE);
     }
     if ((fmt_step || rec_head != rec_tail || cfg_next != 0xFF) && !outbox_may_wait(fill)) outbox_step(); /* never waits */
-    if ((uint8_t)(fifo_head_now() - pz.tail) > FIFO_N || pz.restart) sampler_restart();
+    if (FIFO_OVER((uint8_t)(fifo_head_now() - pz.tail)) || pz.restart) sampler_restart();
     return pz.scans_left && --pz.scans_left == 0;
 }
 
@@ -1169,8 +1190,6 @@ static __attribute__((naked, noinline)) void scan_loop(void) {
         "mov r28, r11\n\t"
         "andi r28, %[mask]\n\t"
         "ldi r29, 0\n\t"
-        "lsl r28\n\t"
-        "rol r29\n\t"
         "subi r28, lo8(-(%[fifo]))\n\t"
         "sbci r29, hi8(-(%[fifo]))\n\t"
         "ldi r16, lo8(%[st])\n\t"
@@ -1189,8 +1208,14 @@ static __attribute__((naked, noinline)) void scan_loop(void) {
         "mov r24, r11\n\t"
         "call %x[wait]\n"
         "11:\n\t"
+        /* the sample: fifo_value() */
         "ld r22, Y+\n\t"
-        "ld r23, Y+\n\t"
+        "clr r23\n\t"
+        "lsl r22\n\t"
+        "rol r23\n\t"
+        "lsl r22\n\t"
+        "rol r23\n\t"
+        "ori r22, 2\n\t"
         "movw r20, r14\n\t"
         /* detect_sample_quick(): at rest the fast path, else ... */
         "movw r30, r16\n\t"
@@ -1349,7 +1374,7 @@ static __attribute__((naked, noinline)) void scan_loop(void) {
 static inline void scan_slot(uint8_t k, detect_pad_state_t *s, uint16_t &t_lo, uint8_t &step)
     __attribute__((always_inline));
 static inline void scan_slot(uint8_t k, detect_pad_state_t *s, uint16_t &t_lo, uint8_t &step) {
-    uint16_t v = pz.fifo[(uint8_t)(pz.row + k) & FIFO_MASK];
+    uint16_t v = fifo_value(pz.fifo[(uint8_t)(pz.row + k) & FIFO_MASK]);
     const uint16_t t = t_lo;
     t_lo = (uint16_t)(t_lo + step); /* the next sample's (the half microseconds alternate) */
     step ^= pz.step_xor;

@@ -82,7 +82,9 @@ static void oracle_setup(const char *path) {
  * the sample-and-hold back), as the firmware takes it: fed, traced within
  * --dump, and that pad polled; a hit is printed if print_hits. */
 static void take_sample(uint8_t ch, double t, double stamp, int print_hits) {
-    uint16_t v = scn_adc(scn_pad_mv(&scn, ch, t));
+    /* (the image's FIFO keeps a conversion's 8 high bits, ADCH left
+     * adjusted: padbox.ino's fifo_value()) */
+    uint16_t v = (uint16_t)((scn_adc(scn_pad_mv(&scn, ch, t)) & ~3u) | 2u);
     uint32_t tu = (uint32_t)stamp;
     int dumped = t >= dump_from && t <= dump_to;
     if (dumped) printf("SAMPLE %u %u %u\n", ch + 1u, tu, v);
