@@ -40,7 +40,7 @@
 #include "detect.h"
 #include "proto.h"
 
-#define FW_VERSION "2.17.0"
+#define FW_VERSION "2.18.0"
 #ifndef PADBOX_PADS
 #define PADBOX_PADS 8
 #endif
@@ -760,14 +760,14 @@ static inline uint8_t fifo_head_now(void) { return fifo_head; }
 /* The handler in assembly. Built with PADBOX_SAMPLER_REGS (and
  * -ffixed-r2 .. -ffixed-r7 for every file: the Makefiles, plain and
  * arduino-mk), r2..r7 are its own: it saves Z with a movw and SREG in r6
- * and pushes nothing, ~38 cycles a sample with its call (avr-gcc's saved
+ * and pushes nothing, ~35 cycles a sample with its call (avr-gcc's saved
  * eleven registers: ~75). tests/firmware/test_firmware_fastpath.py checks
  * that no other code in the images touches them (libgcc and avr-libc
  * included). The Arduino IDE passes no such flags: its build gets the
  * same handler saving what it uses on the stack, ~20 cycles more.
  *
  *   r2:r3  Z, saved while the handler uses it
- *   r4:r5  the conversion just read
+ *   r4     the conversion just read (its 8 high bits; r5 is spare)
  *   r6     SREG, saved
  *   r7     the FIFO's head: samples the handler has stored (mod 256)
  *

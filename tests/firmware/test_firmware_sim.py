@@ -116,6 +116,18 @@ def test_sample_times_are_the_conversions(firmware, name: str, tmp_path: Path) -
     _image_hits_are_the_hosts(firmware, simtools.SCENARIOS / f"{name}.scn", tmp_path)
 
 
+def test_fifo_holds_a_burst_the_old_one_could_not(firmware, tmp_path: Path) -> None:
+    """The sample FIFO keeps a byte a sample (a conversion's 8 high bits), 256
+    of them in the RAM 128 samples of 16 bits took (firmware 2.18.0): while
+    all eight pads start a contact at once (eight_players) the loop falls
+    more than 128 samples behind, and no sample is lost (the old FIFO would
+    have overflowed or paced the sampler there), and the host's core, fed
+    the same 8-bit samples at the logged times, finds the image's hits."""
+    run = _image_hits_are_the_hosts(firmware, simtools.SCENARIOS / "eight_players.scn", tmp_path)
+    assert run.report["fifo_peak"] > 128
+    assert run.report["sampler_restarts"] == 0
+
+
 #: Images built another way whose sample times must be as exact: the sampler
 #: paced from 4 samples behind (its period changes scan by scan), the
 #: handler that saves its registers on the stack (the Arduino IDE's build:
