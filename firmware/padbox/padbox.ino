@@ -771,7 +771,7 @@ static inline uint8_t fifo_head_now(void) { return fifo_head; }
  *   r6     SREG, saved
  *   r7     the FIFO's head: samples the handler has stored (mod 256)
  *
- * Only lds, sts, movw, push, in and ldi come before the conversion starts
+ * Only lds, rjmp, sts, movw, push, in and ldi come before the conversion starts
  * (they leave SREG alone), so the sample-and-hold is a fixed number of
  * cycles after the match, the same in both (SAMPLE_DELAY_TICKS). */
 #if (PADBOX_PADS & (PADBOX_PADS - 1u)) == 0
