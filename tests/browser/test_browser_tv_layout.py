@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from helpers.browser import browser_context, chromium  # noqa: F401
 
-from helpers.busy_tables import SCREEN_SIZES, busy_table, vertical_overflow
+from helpers.busy_tables import SCREEN_SIZES, busy_table, settled_overflow
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -51,7 +51,7 @@ def test_every_game_fits_the_screen_at_each_tv_size(kind: str, chromium: Any, tm
                 scope = SCOPE.get(kind, "#screen-game")
                 page.locator(f"{scope} {MUST_SEE[kind][0]}").first.wait_for()
                 page.wait_for_function("() => [...document.images].every(i => i.complete)")
-                assert vertical_overflow(page) == 0, f"{kind} at {width}x{height} scrolls"
+                assert settled_overflow(page) == 0, f"{kind} at {width}x{height} scrolls"
                 for selector in MUST_SEE[kind]:
                     assert page.locator(f"{scope} {selector}").count() > 0, selector
                     assert page.evaluate(IN_VIEW, f"{scope} {selector}") == [], f"{kind} at {width}x{height}: out of view"
