@@ -228,6 +228,16 @@ static uint8_t btn_pressed_once;
 static void waited_since(uint32_t started) {
     if (!button_mode && clock_us() - started > FIFO_SAFE_US) pz.restart = 1;
 }
+static void fifo_catch_up(void);
+/** While waiting on the serial line: the time above assumes the loop was
+ * not behind when the wait began, and the byte count cannot show a lap
+ * of a FIFO of 256 (since 2.18.0). So each turn of a wait also looks at
+ * the fill, and a handler within a scan of going round has the sampler
+ * start afresh at the scan's end (a turn is shorter than a UART byte, 40
+ * us; eight samples take 148). */
+static inline void fifo_watch(void) {
+    if (!button_mode) fifo_catch_up();
+}
 
 /* ------------------------------------------------------------- sending */
 
@@ -373,6 +383,7 @@ static void outbox_flush(void) {
         if (!started) started = clock_us() | 1u;
         tx_service(); /* a line waiting for room gets it */
         outbox_step();
+        fifo_watch();
     }
     if (started) waited_since(started);
 }
@@ -392,7 +403,10 @@ static void outbox_add(uint8_t kind, uint8_t pad, uint8_t slap, uint16_t peak, u
 static void queue_line(const proto_line_t *l) {
     if (tx_free() < l->len) {
         uint32_t started = clock_us();
-        while (tx_free() < l->len) tx_service();
+        while (tx_free() < l->len) {
+            tx_service();
+            fifo_watch();
+        }
         waited_since(started);
     }
     for (uint8_t i = 0; i < l->len; i++) {
