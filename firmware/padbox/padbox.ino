@@ -183,7 +183,7 @@ static_assert(FIFO_N <= 32u * PADBOX_PADS && FIFO_N <= 256u && (FIFO_N & (FIFO_N
               "FIFO_N: a power of two, at most 32 scans");
 typedef struct {
     /* The handler's results, entry n mod FIFO_N: a conversion's 8 high
-     * bits (ADCH, left adjusted), fifo_value() makes them counts. A byte a
+     * bits (ADCH, left adjusted), detect_raw8() makes them counts. A byte a
      * sample holds twice the samples in the same RAM (since 2.18.0): a
      * burst's backlog fits, and the sampler is slowed less often. */
     volatile uint8_t fifo[FIFO_N];
@@ -636,13 +636,6 @@ static void adc_init(void) {
  * Written whole (no read-modify-write): nothing else in ADCSRA is used. */
 #define ADCSRA_ON (_BV(ADEN) | _BV(ADPS2))
 #define ADC_MUX(ch) ((uint8_t)(_BV(REFS0) | _BV(ADLAR) | (ch)))
-/** A FIFO entry (a conversion's 8 high bits) as counts of the 10-bit
- * scale the detection works in: the middle of the four it stands for.
- * The ADC at 1 MHz has about 9 effective bits; the two low bits are
- * below its noise (on the bench's eight seeds, the host's core on
- * quantized samples: 655 / 317 / 245 against 653 / 317 / 250). */
-static inline uint16_t fifo_value(uint8_t b) __attribute__((always_inline));
-static inline uint16_t fifo_value(uint8_t b) { return (uint16_t)((uint16_t)b << 2) | 2u; }
 
 /* Sampling. Timer2 counts the same 0.5 us ticks as Timer1 and interrupts
  * every SAMPLE_TICKS of them (18.5 us, CTC mode): the handler takes the
@@ -990,7 +983,7 @@ static __attribute__((noinline)) void send_decided(void) {
 /** The sample of slot k, as the FIFO holds it. */
 static inline uint16_t slot_sample(uint8_t k) __attribute__((always_inline));
 static inline uint16_t slot_sample(uint8_t k) {
-    return fifo_value(pz.fifo[(uint8_t)(pz.row + k) & FIFO_MASK]);
+    return detect_raw8(pz.fifo[(uint8_t)(pz.row + k) & FIFO_MASK]);
 }
 
 /** What a sample's fast path left (detect_step), at its full time. Out of
@@ -1222,7 +1215,7 @@ static __attribute__((naked, noinline)) void scan_loop(void) {
         "mov r24, r11\n\t"
         "call %x[wait]\n"
         "11:\n\t"
-        /* the sample: fifo_value() */
+        /* the sample: detect_raw8() */
         "ld r22, Y+\n\t"
         "clr r23\n\t"
         "lsl r22\n\t"
@@ -1388,7 +1381,7 @@ static __attribute__((naked, noinline)) void scan_loop(void) {
 static inline void scan_slot(uint8_t k, detect_pad_state_t *s, uint16_t &t_lo, uint8_t &step)
     __attribute__((always_inline));
 static inline void scan_slot(uint8_t k, detect_pad_state_t *s, uint16_t &t_lo, uint8_t &step) {
-    uint16_t v = fifo_value(pz.fifo[(uint8_t)(pz.row + k) & FIFO_MASK]);
+    uint16_t v = detect_raw8(pz.fifo[(uint8_t)(pz.row + k) & FIFO_MASK]);
     const uint16_t t = t_lo;
     t_lo = (uint16_t)(t_lo + step); /* the next sample's (the half microseconds alternate) */
     step ^= pz.step_xor;

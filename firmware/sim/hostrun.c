@@ -82,9 +82,8 @@ static void oracle_setup(const char *path) {
  * the sample-and-hold back), as the firmware takes it: fed, traced within
  * --dump, and that pad polled; a hit is printed if print_hits. */
 static void take_sample(uint8_t ch, double t, double stamp, int print_hits) {
-    /* (the image's FIFO keeps a conversion's 8 high bits, ADCH left
-     * adjusted: padbox.ino's fifo_value()) */
-    uint16_t v = (uint16_t)((scn_adc(scn_pad_mv(&scn, ch, t)) & ~3u) | 2u);
+    /* (as the image's FIFO keeps it: a conversion's 8 high bits) */
+    uint16_t v = detect_raw8((uint8_t)(scn_adc(scn_pad_mv(&scn, ch, t)) >> 2));
     uint32_t tu = (uint32_t)stamp;
     int dumped = t >= dump_from && t <= dump_to;
     if (dumped) printf("SAMPLE %u %u %u\n", ch + 1u, tu, v);
