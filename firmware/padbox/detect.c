@@ -644,9 +644,17 @@ OWN_FRAME uint8_t detect_sample_fast(detect_pad_state_t *s, uint16_t raw, uint16
     s->busy = 0;
     track_residual(s, (int16_t)(((int16_t)raw << 4) - base));
     /* The noise floor: up halfway to a louder quiet sample, down a count
-     * every 32 quiet samples (the slow path). */
+     * every 32 quiet samples or so (the slow path), when the sample's time
+     * folded on itself (its low byte XOR its high byte) ends in five 0
+     * bits. Not the time's own low bits: a pad sampled at a fixed period
+     * (148 us: 20 mod 32) sees only a quarter of their values, 0 for one
+     * pad in four, so three floors in four never came down, and every
+     * faint shake within the gate raised them for good: after some seconds
+     * of busy play a soft slap no longer passed the gate. Folded, every phase of
+     * every period is due once in 32 samples on average, at most ~61
+     * apart at 148 us. */
     if (a > nf) s->nf = (uint8_t)(nf + ((a - nf + 1u) >> 1));
-    else if ((t_lo & 0x1Fu) == 0) return 0;
+    else if (((t_lo ^ (t_lo >> 8)) & 0x1Fu) == 0) return 0;
     return 1;
 }
 
@@ -689,6 +697,7 @@ __attribute__((naked, noinline, used, externally_visible)) uint8_t detect_sample
         "rjmp 9f\n" /* still learning */
         "0:\n\t"
         ASM_PUSH_SAMPLE
+        "eor r20, r21\n\t" /* (the time folded: the C's t_lo ^ (t_lo >> 8)) */
         "andi r20, 0x1F\n\t" /* r20: the floor's count is due at 0 */
         /* e = raw - ((base + 8) >> 4), a = |e| in r26:r27 */
         "movw r26, r22\n\t"
