@@ -33,11 +33,16 @@ the rounds that count (each pair's vibration delay, firmware 2.4). With
 ``--warmup-slaps 3`` they go round three times: a box that has heard the
 table for a while, which has learnt about half the discs' polarities too
 (one round teaches it none).
+With ``--table-rounds N`` each table plays N rounds (~6 by default: every
+table, and every box, new): a box that has played on its table for a while,
+where a slow drift would show (firmware 2.19.0 fixed one: the noise floor of
+most pads only ever rose).
 The bench reports; it asserts nothing. Targets are printed beside the new
 firmware's figures.
 
     python -m bench.bench_padbox_detection [--rounds 1000] [--quick] [--no-baseline] [--seed S] [--jobs 2] [--keep DIR] [--warmup]
     python -m bench.bench_padbox_detection --warmup --warmup-slaps 3 ... (each player slaps alone three times first)
+    python -m bench.bench_padbox_detection --table-rounds 80 ... (80 rounds a table: long tables)
     python -m bench.bench_padbox_detection --host [--slot-us US | --adclogs DIR] ...
     python -m bench.bench_padbox_detection --seeds 20261201,7,3 ... (each seed, then the counts summed)
     python -m bench.bench_padbox_detection --draw 1 ... (the new image with 1 cycle more a scan: another draw)
@@ -560,6 +565,9 @@ def main(argv: list[str] | None = None) -> Report:
     ap.add_argument("--warmup-slaps", type=int, default=1, metavar="N",
                     help=f"with --warmup: each player slaps alone N times round (1..{table_model.WARMUP_SLAPS_MAX}, default 1); "
                          "3 teach the box about half the discs' polarities")
+    ap.add_argument("--table-rounds", type=int, metavar="N",
+                    help=f"each table plays N rounds (1..{table_model.TABLE_ROUNDS_MAX}) instead of ~6: long "
+                         "tables, a box that has played on its table for a while (a slow drift shows there)")
     ap.add_argument("--host", action="store_true",
                     help="run the detection core on the host (firmware/sim/hostrun.c: fast, an approximate "
                          "schedule of samples, no scan figures) instead of the image in simavr")
@@ -595,10 +603,15 @@ def main(argv: list[str] | None = None) -> Report:
     most = table_model.WARMUP_SLAPS_MAX
     if not 1 <= args.warmup_slaps <= most or (args.warmup_slaps != 1 and not args.warmup):
         ap.error(f"--warmup-slaps needs --warmup and a count within 1..{most}")
-    files = table_model.generate(rounds, args.seed, warmup=args.warmup, warmup_slaps=args.warmup_slaps)
+    if args.table_rounds is not None and not 1 <= args.table_rounds <= table_model.TABLE_ROUNDS_MAX:
+        ap.error(f"--table-rounds: 1 to {table_model.TABLE_ROUNDS_MAX} rounds a table")
+    files = table_model.generate(rounds, args.seed, warmup=args.warmup, warmup_slaps=args.warmup_slaps,
+                                 table_rounds=args.table_rounds)
     drawn: dict[str, Any] = {"rounds": rounds, "seed": args.seed, "warmup": args.warmup}
     if args.warmup_slaps != 1:  # (only then: adclog dirs made before --warmup-slaps still match)
         drawn["warmup_slaps"] = args.warmup_slaps
+    if args.table_rounds:  # (likewise)
+        drawn["table_rounds"] = args.table_rounds
     cases = table_model.hardest_cases()
     with tempfile.TemporaryDirectory(prefix="padbox-detect-") as tmp_s:
         tmp = Path(tmp_s)
@@ -665,6 +678,7 @@ def main(argv: list[str] | None = None) -> Report:
     wall = time.perf_counter() - started
     report = DetectionReport("padbox_detection", params={
         "rounds": rounds, "files": len(files), "seed": args.seed, "players": "2-8",
+        **({"table_rounds": args.table_rounds} if args.table_rounds else {}),
         "firmwares": "; ".join(f"{fw.label} = {fw.what} on the {fw.frontend} input" for fw in fws),
         "wall_s": round(wall, 1), "build_s": round(built - started, 1),
         "harness_cpu_s": {k: round(v, 1) for k, v in sim_s.items()}, "jobs": args.jobs,

@@ -25,7 +25,9 @@
  * sample taken from FROM_US to TO_US: "SAMPLE <pad 1-based> <t us> <raw>";
  * --trace PAD (with --dump) the detector's state of that pad after each of its samples.
  * --show-learnt: after each scenario, what the detector learnt of the
- * table: "LEARNT DISC <pad> <-1|0|1>" (each disc's polarity).
+ * table: "LEARNT DISC <pad> <-1|0|1>" (each disc's polarity), "LEARNT FLOOR
+ * <pad> <counts>" (each pad's noise floor at the end) and "LEARNT DELAY <a>
+ * <b> <us>" (each pair's vibration delay, 0 if not known).
  * Built with -DDETECT_ORACLE, the table's truth can stand in for the
  * learning (oracle_setup below): an experiment, never the firmware.
  */
@@ -247,6 +249,7 @@ int main(int argc, char **argv) {
         }
         if (show_learnt) { /* what the detector learnt of the table */
             for (int p = 0; p < 8; p++) printf("LEARNT DISC %d %d\n", p + 1, det.st[p].disc);
+            for (int p = 0; p < 8; p++) printf("LEARNT FLOOR %d %u\n", p + 1, det.st[p].nf);
             for (int a = 0; a < 8; a++)
                 for (int b = a + 1; b < 8; b++)
                     printf("LEARNT DELAY %d %d %u\n", a + 1, b + 1, detect_pair_delay(&det, (uint8_t)a, (uint8_t)b));

@@ -49,7 +49,7 @@
 extern "C" {
 #endif
 
-#define SCN_MAX_EVENTS 512
+#define SCN_MAX_EVENTS 4096
 #define SCN_MAX_SENDS 32
 #define SCN_PADS 8
 

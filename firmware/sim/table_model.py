@@ -44,9 +44,13 @@ TOUCH_LOW_MARGIN_MV = 60.0
 TOUCH_HIGH_MARGIN_MV = 150.0
 #: The pin is clamped to the rails (the ADC's clamp diodes).
 RAIL_MV = 5000.0
-#: scenario.c holds at most 512 events a file (SCN_MAX_EVENTS) and sums all of a file's events at every
-#: sample: fewer events a file render faster (240: ~6 rounds a file, 17 % faster than 480).
+#: Events a file (so ~6 rounds a table): the bench's tables are many and short, every one a new
+#: table, new conditions and a fresh box (its first rounds, where it has learnt the least).
 MAX_EVENTS_PER_FILE = 240
+#: A long table (``generate(table_rounds=N)``): N rounds on one table, a file of at most this many
+#: events (scenario.c holds SCN_MAX_EVENTS, 4,096): what the box does after it has played on a table
+#: for a while (~150 ms a round: 80 rounds are 12 s of play), where a slow drift shows.
+LONG_TABLE_MAX_EVENTS = 4000
 #: Lines of a scenario file are read into 256 bytes (scenario.c).
 MAX_LINE = 250
 
@@ -189,6 +193,9 @@ PRESS_P = 0.06
 #: A feint lands where the crosstalk on its pad stays under this (so "touch" is unambiguous).
 FEINT_QUIET_MV = 60.0
 MAX_ROUNDS_PER_FILE = 20
+#: The most rounds ``table_rounds`` may ask of one table (a file within LONG_TABLE_MAX_EVENTS holds
+#: ~100 rounds of 2-8 players).
+TABLE_ROUNDS_MAX = 100
 #: A warm-up (``generate(warmup=True)``): before the rounds, each player slaps alone once (pads in
 #: order, hard: WARMUP_HAND), this far apart, as players try their pads at a new table; the box learns
 #: from it. Its slaps are not the rounds': the bench judges only the rounds after it. With
@@ -672,14 +679,22 @@ def draw_warmup(rng: random.Random, table: Table, elec: Electrical, slaps: int =
 
 
 def generate(rounds: int, seed: int, players: tuple[int, int] = (2, 8), frontend: str = "biased",
-             prefix: str = "table", warmup: bool = False, warmup_slaps: int = 1) -> list[ScenarioFile]:
+             prefix: str = "table", warmup: bool = False, warmup_slaps: int = 1,
+             table_rounds: int | None = None) -> list[ScenarioFile]:
     """``rounds`` random rounds packed into scenario files (a new table and new conditions per file).
 
     With ``warmup`` each file starts with draw_warmup()'s solo slaps and its rounds come after them:
     the same rounds as without, later by warmup_slaps * PADS * WARMUP_SPACING_US (the warm-up draws
-    from a random sequence of its own; each player slaps alone warmup_slaps times)."""
+    from a random sequence of its own; each player slaps alone warmup_slaps times). With
+    ``table_rounds`` each table plays that many rounds (fewer only where a file would pass
+    LONG_TABLE_MAX_EVENTS, or at the end) instead of MAX_ROUNDS_PER_FILE within
+    MAX_EVENTS_PER_FILE: long tables."""
     if not 1 <= players[0] <= players[1] <= PADS:
         raise ValueError(f"players must be within 1..{PADS}, got {players}")
+    if table_rounds is not None and not 1 <= table_rounds <= TABLE_ROUNDS_MAX:
+        raise ValueError(f"table_rounds must be within 1..{TABLE_ROUNDS_MAX}, got {table_rounds}")
+    most_rounds = table_rounds or MAX_ROUNDS_PER_FILE
+    most_events = LONG_TABLE_MAX_EVENTS if table_rounds else MAX_EVENTS_PER_FILE
     if warmup and not 1 <= warmup_slaps <= WARMUP_SLAPS_MAX:
         raise ValueError(f"warmup_slaps must be within 1..{WARMUP_SLAPS_MAX}, got {warmup_slaps}")
     rng = random.Random(seed)
@@ -692,10 +707,10 @@ def generate(rounds: int, seed: int, players: tuple[int, int] = (2, 8), frontend
                          table=table, electrical=elec, rounds=[], duration_us=0)
         if warmup:
             f.warmup = draw_warmup(random.Random(f.noise_seed), table, elec, warmup_slaps)
-        while done < rounds and len(f.rounds) < MAX_ROUNDS_PER_FILE:
+        while done < rounds and len(f.rounds) < most_rounds:
             start = first + len(f.rounds) * ROUND_SPACING_US
             rnd = draw_round(rng, table, elec, done + 1, start, players)
-            if f.events + rnd.events > MAX_EVENTS_PER_FILE:
+            if f.events + rnd.events > most_events:
                 break  # drawn again on the next table
             f.rounds.append(rnd)
             done += 1
@@ -909,15 +924,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, help="directory for the scenario files and truth.json")
     ap.add_argument("--players", type=_players, default=(2, 8), help="players a round, e.g. 2-8 (default)")
     ap.add_argument("--frontend", choices=FRONTENDS, default="biased", help="the input circuit (default biased)")
+    ap.add_argument("--table-rounds", type=int, metavar="N",
+                    help=f"rounds a table plays (1..{TABLE_ROUNDS_MAX}; default: ~6, at most "
+                         f"{MAX_ROUNDS_PER_FILE} within {MAX_EVENTS_PER_FILE} events)")
     ap.add_argument("--cases", nargs="?", const=here / "scenarios", type=Path, metavar="DIR",
                     help=f"write the fixed hardest cases (default {here / 'scenarios'})")
     args = ap.parse_args(argv)
     if args.cases is None and args.out is None:
         ap.error("give --out DIR (random rounds) and/or --cases [DIR] (the fixed hardest cases)")
     if args.out is not None:
-        files = generate(args.rounds, args.seed, args.players, args.frontend)
+        if args.table_rounds is not None and not 1 <= args.table_rounds <= TABLE_ROUNDS_MAX:
+            ap.error(f"--table-rounds must be within 1..{TABLE_ROUNDS_MAX}")
+        files = generate(args.rounds, args.seed, args.players, args.frontend, table_rounds=args.table_rounds)
+        extra = {"table_rounds": args.table_rounds} if args.table_rounds else {}
         path = write(files, args.out, seed=args.seed, rounds=args.rounds, players=list(args.players),
-                     frontend=args.frontend)
+                     frontend=args.frontend, **extra)
         print(f"{args.rounds} rounds in {len(files)} files, truth in {path}")
     if args.cases is not None:
         for p in write_cases(args.cases):

@@ -1057,6 +1057,32 @@ static void test_decide_time(void) {
     CHECK(t >= 22450 && t <= 22550, "scan cut to 1 ms at 22000 us: decided at %u us, expected 22450..22550", t);
 }
 
+/* The noise floor comes back down after a noisy stretch, on every pad and
+ * at any fixed scan period: its count down is due once in ~32 quiet
+ * samples whatever phase a pad's samples fall on. (Before 2.19.0 it was
+ * due when the sample's time ended in five 0 bits: at 148 us a scan, 20
+ * mod 32, six pads of eight never saw that, and their floors only rose,
+ * to 70-110 counts within ~10 s of a busy table; a soft slap no longer
+ * passed the gate.) */
+static void test_noise_floor_comes_down(void) {
+    static const unsigned periods[] = {148, 160, 200, 296};
+    for (unsigned k = 0; k < sizeof periods / sizeof periods[0]; k++) {
+        unsigned period = periods[k];
+        detect_t d;
+        detect_init(&d, 8);
+        double t0 = 1000.0;
+        for (int scan = 0; scan < 200; scan++, t0 += period) /* the start-up's learning */
+            for (int p = 0; p < 8; p++) detect_sample(&d, (uint8_t)p, 512u, (uint32_t)(t0 + p * (period / 8.0)));
+        for (int p = 0; p < 8; p++) d.st[p].nf = 40u; /* what a noisy stretch left */
+        /* then quiet: 3,000 scans (0.4-0.9 s), 40 counts down needing ~1,300 */
+        for (int scan = 0; scan < 3000; scan++, t0 += period)
+            for (int p = 0; p < 8; p++) detect_sample(&d, (uint8_t)p, 512u, (uint32_t)(t0 + p * (period / 8.0)));
+        for (int p = 0; p < 8; p++)
+            CHECK(d.st[p].nf == 0u, "pad %d's noise floor at %u us a scan: %u after 3,000 quiet scans (from 40)", p + 1,
+                  period, d.st[p].nf);
+    }
+}
+
 int main(int argc, char **argv) {
     if (getenv("TEST_SCAN_PERIOD_US")) SCAN_PERIOD_US = (unsigned)atoi(getenv("TEST_SCAN_PERIOD_US"));
     /* The firmware's scan period depends on the build and on what it is
@@ -1094,6 +1120,7 @@ int main(int argc, char **argv) {
     test_rails_in_time_in_paced_scans();
     test_push_on_ringing_dated_back();
     test_work_taken_is_told();
+    test_noise_floor_comes_down();
     printf("sizeof(detect_t) = %u bytes\n", (unsigned)sizeof(detect_t));
     if (failures) {
         printf("%d failure(s)\n", failures);

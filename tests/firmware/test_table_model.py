@@ -232,6 +232,22 @@ def test_fixed_cases_hold_their_promises() -> None:
         assert len({c.hand for c in r.contacts}) == 3
 
 
+def test_long_tables_play_their_rounds_on_one_table() -> None:
+    """``table_rounds``: each table (one file, one table, one set of conditions) plays that many rounds,
+    the same kind of rounds as the short tables', within LONG_TABLE_MAX_EVENTS; out of range is refused."""
+    files = tm.generate(120, seed=7, table_rounds=60)
+    assert [len(f.rounds) for f in files] == [60, 60]  # (~40 events a round: far from the cap)
+    assert all(f.events <= tm.LONG_TABLE_MAX_EVENTS for f in files)
+    assert files[0].table != files[1].table
+    short = tm.generate(120, seed=7)
+    assert len(short) > 3 * len(files)
+    hands = {c.hand for f in files for r in f.rounds for c in r.contacts}
+    assert hands == {c.hand for f in short for r in f.rounds for c in r.contacts}
+    for bad in (0, tm.TABLE_ROUNDS_MAX + 1):
+        with pytest.raises(ValueError, match="table_rounds"):
+            tm.generate(10, seed=1, table_rounds=bad)
+
+
 C_LOADER = r"""
 #include <stdio.h>
 #include "scenario.h"
@@ -260,7 +276,9 @@ def test_the_c_side_reads_every_file_as_the_truth_says(tmp_path: Path) -> None:
     exe = tmp_path / "loader"
     subprocess.run(["gcc", "-std=c99", "-O1", "-I", str(SIM), "-o", str(exe), str(src), str(SIM / "scenario.c"), "-lm"],
                    check=True, capture_output=True)
-    files = tm.generate(30, seed=5) + tm.hardest_cases()
+    long_table = tm.generate(90, seed=6, prefix="long", table_rounds=90)[0]  # (thousands of events: SCN_MAX_EVENTS holds them)
+    files = tm.generate(30, seed=5) + [long_table] + tm.hardest_cases()
+    assert long_table.events > 2000
     paths = []
     for f in files:
         path = tmp_path / f"{f.name}.scn"
