@@ -136,14 +136,9 @@ class HitSeen:
 
 
 def build_hostrun(tmp: Path) -> Path:
-    """``hostrun`` (the detection core fed scenarios on the host) built from this tree's firmware/ into ``tmp``."""
-    binary = tmp / "hostrun"
-    try:
-        subprocess.run(["make", "-s", "-C", str(FIRMWARE), f"BUILD={tmp}", str(binary)], capture_output=True,
-                       text=True, check=True)
-    except subprocess.CalledProcessError as exc:
-        raise RuntimeError(f"the working tree's detection core does not build:\n{exc.stdout}\n{exc.stderr}") from exc
-    return binary
+    """``hostrun`` (the detection core fed scenarios on the host) built from this tree's firmware/ into
+    ``tmp`` (``HOSTCC`` from the environment, as make takes it)."""
+    return Path(simtools.build_hostrun(tmp))
 
 
 def host_tasks(binary: Path, scenarios: Sequence[str], jobs: int,
@@ -603,10 +598,11 @@ def main(argv: list[str] | None = None) -> Report:
     most = table_model.WARMUP_SLAPS_MAX
     if not 1 <= args.warmup_slaps <= most or (args.warmup_slaps != 1 and not args.warmup):
         ap.error(f"--warmup-slaps needs --warmup and a count within 1..{most}")
-    if args.table_rounds is not None and not 1 <= args.table_rounds <= table_model.TABLE_ROUNDS_MAX:
-        ap.error(f"--table-rounds: 1 to {table_model.TABLE_ROUNDS_MAX} rounds a table")
-    files = table_model.generate(rounds, args.seed, warmup=args.warmup, warmup_slaps=args.warmup_slaps,
-                                 table_rounds=args.table_rounds)
+    try:
+        files = table_model.generate(rounds, args.seed, warmup=args.warmup, warmup_slaps=args.warmup_slaps,
+                                     table_rounds=args.table_rounds)
+    except ValueError as exc:  # (--table-rounds out of range: generate() says which range)
+        ap.error(f"--table-rounds: {exc}")
     drawn: dict[str, Any] = {"rounds": rounds, "seed": args.seed, "warmup": args.warmup}
     if args.warmup_slaps != 1:  # (only then: adclog dirs made before --warmup-slaps still match)
         drawn["warmup_slaps"] = args.warmup_slaps

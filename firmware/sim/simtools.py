@@ -107,15 +107,25 @@ def build(out_dir: Path, source: Path | None = None, make_vars: Sequence[str] = 
     return Build(out_dir / "padbox.elf", out_dir / "padbox.hex", harness, fw.stdout)
 
 
+def build_hostrun(tmp: Path, make_vars: Sequence[str] = ()) -> Path:
+    """``hostrun`` (sim/hostrun.c: the detection core fed scenarios on the host) built from this
+    tree's firmware/ into ``tmp``. ``make_vars``: for its make, e.g. ``HOSTCC=gcc
+    -DDETECT_SWELL_LOBE_US=0xFFFFu`` (a variant of the core: give each its own ``tmp``)."""
+    binary = tmp.resolve() / "hostrun"
+    try:
+        subprocess.run(["make", "-s", "-C", str(FIRMWARE), f"BUILD={tmp.resolve()}", *make_vars, str(binary)],
+                       capture_output=True, text=True, check=True)
+    except subprocess.CalledProcessError as exc:
+        raise RuntimeError(f"the detection core does not build:\n{exc.stdout}\n{exc.stderr}") from exc
+    return binary
+
+
 def host_replay(scenario: Path, adclog: Path, tmp: Path, make_vars: Sequence[str] = ()) -> list[tuple[int, int, str, int]]:
     """The detection core on the host (sim/hostrun.c) fed the very samples an
     image took in the simulator (its ``adclog``, see :func:`run`), at the
     times the simulator logged: its hits as (pad, onset us, kind, peak).
-    ``make_vars``: for hostrun's make, e.g. ``HOSTCC=gcc -DDETECT_SWELL_LOBE_US=0xFFFFu``
-    (a variant of the core: give each its own ``tmp``)."""
-    binary = tmp / "hostrun"
-    subprocess.run(["make", "-s", "-C", str(FIRMWARE), f"BUILD={tmp.resolve()}", *make_vars, str(binary.resolve())],
-                   capture_output=True, text=True, check=True)
+    ``make_vars``: as :func:`build_hostrun`'s."""
+    binary = build_hostrun(tmp, make_vars)
     out = subprocess.run([str(binary), "--adclog", str(adclog), str(scenario)], capture_output=True, text=True,
                          check=True).stdout
     return hostrun_hits(out).get(scenario.stem, [])

@@ -934,9 +934,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.cases is None and args.out is None:
         ap.error("give --out DIR (random rounds) and/or --cases [DIR] (the fixed hardest cases)")
     if args.out is not None:
-        if args.table_rounds is not None and not 1 <= args.table_rounds <= TABLE_ROUNDS_MAX:
-            ap.error(f"--table-rounds must be within 1..{TABLE_ROUNDS_MAX}")
-        files = generate(args.rounds, args.seed, args.players, args.frontend, table_rounds=args.table_rounds)
+        try:
+            files = generate(args.rounds, args.seed, args.players, args.frontend, table_rounds=args.table_rounds)
+        except ValueError as exc:  # (--table-rounds out of range)
+            ap.error(str(exc))
         extra = {"table_rounds": args.table_rounds} if args.table_rounds else {}
         path = write(files, args.out, seed=args.seed, rounds=args.rounds, players=list(args.players),
                      frontend=args.frontend, **extra)

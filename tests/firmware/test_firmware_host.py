@@ -82,9 +82,7 @@ def test_noise_floors_stay_down_on_a_long_table(tmp_path: Path) -> None:
     assert len(table.rounds) == 80
     scn = tmp_path / f"{table.name}.scn"
     scn.write_text(table.text())
-    binary = tmp_path / "hostrun"
-    subprocess.run(["make", "-s", "-C", str(ROOT / "firmware"), f"BUILD={tmp_path}", str(binary)],
-                   capture_output=True, text=True, check=True)
+    binary = simtools.build_hostrun(tmp_path)
     out = subprocess.run([str(binary), "--show-learnt", str(scn)], capture_output=True, text=True, check=True).stdout
     floors = {int(w[2]): int(w[3]) for w in (line.split() for line in out.splitlines()) if w[:2] == ["LEARNT", "FLOOR"]}
     assert sorted(floors) == list(range(1, 9)), floors
