@@ -7,6 +7,7 @@ and documented; helpers live in ``tests/helpers`` (imported as ``helpers.<module
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import Iterator, Mapping
 
@@ -22,6 +23,21 @@ from hardware.mockpins import TimedMockFactory
 
 from helpers.browser import make_app, running_service
 
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Give Ctrl-C back to the CLIs that tests interrupt, however the suite was started.
+
+    A shell without job control (a script running ``make test &``) starts
+    its background jobs with SIGINT ignored, and every program they exec
+    inherits that. Python then installs no KeyboardInterrupt handler, so a
+    ``tabletop pads`` under test would not stop on the SIGINT a test sends
+    as Ctrl-C, and the test would wait out its timeout. A caught signal goes
+    back to its default across exec: catching it here gives each child the
+    usual Ctrl-C.
+    """
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 @pytest.fixture
 def data_dir(tmp_path: Path) -> Path:
