@@ -1648,7 +1648,6 @@ static COLD void learn_shake_lobe(detect_t *d, const detect_contact_t *c) {
  * as quick as a single one. */
 static inline __attribute__((always_inline)) void look_for_source(const detect_t *d, const detect_pad_state_t *s, uint8_t pad,
                                                                   xt_look_t *k, uint8_t doubted) {
-    const detect_contact_t *c = &s->c;
     const detect_pad_state_t *os = d->st;
     for (uint8_t j = 0; j < d->npads; j++, os++) {
         const detect_contact_t *o = &os->c;
@@ -1662,11 +1661,12 @@ static inline __attribute__((always_inline)) void look_for_source(const detect_t
             int32_t delay = XT_DELAY_MAX_US;
             uint8_t known = d->pair_delay[pair_slot(j, pad)];
             if (known & DETECT_PAIR_KNOWN) {
-                /* (learnt, and dated as this contact is: a margin either way;
-                 * sooner only counts for a contact that began on a pad at rest:
-                 * on a moving pad an onset may be dated 0.3 ms early) */
+                /* (learnt, and dated as this contact is: a margin either way.
+                 * Sooner counts on a moving pad too (step 24), where an onset
+                 * may be dated up to 0.3 ms early: a few more false slaps,
+                 * fewer players dropped once the pairs are known) */
                 delay = (int32_t)(known & 0x7Fu) * DETECT_PAIR_UNIT_US;
-                if (gap < delay - DETECT_PAIR_EARLY_US && (c->flags & DETECT_C_CLEAN)) continue;
+                if (gap < delay - DETECT_PAIR_EARLY_US && (DETECT_PAIR_MOVING || (s->c.flags & DETECT_C_CLEAN))) continue;
                 delay += DETECT_PAIR_LATE_US;
             }
 #ifdef DETECT_ORACLE
@@ -1687,7 +1687,7 @@ static inline __attribute__((always_inline)) void look_for_source(const detect_t
         uint16_t src = estimated_peak(o);
 #ifdef DETECT_DEBUG
         fprintf(stderr, "   pad %u vs source %u: gap %d, mine %u (clipped %u), src %u (clipped %u)\n", pad + 1, j + 1,
-                (int)gap, k->mine, c->clipped_us, src, o->clipped_us);
+                (int)gap, k->mine, s->c.clipped_us, src, o->clipped_us);
 #endif
         if (!shake_fits(s, os, k->mine, src, k->xtalk, k->share)) continue;
         if (louder_than_its_shake(s, os, gap)) {

@@ -255,15 +255,20 @@ extern "C" {
  * once two observations agree within DETECT_PAIR_AGREE units (the smaller
  * is kept, and any smaller one later). Once known, it stands for the 3 ms
  * any vibration needs (XT_DELAY_MAX_US) in two rules: a contact that began
- * on a pad at rest more than DETECT_PAIR_EARLY_US sooner after the other
- * pad's contact than the delay is not that contact's shake; one that began
- * more than the delay + DETECT_PAIR_LATE_US + XT_LATE_US after it is only
- * its shake if no louder than the ringing it rose out of. */
+ * more than DETECT_PAIR_EARLY_US sooner after the other pad's contact than
+ * the delay is not that contact's shake (since 2.20.0 on a pad already
+ * moving too; DETECT_PAIR_MOVING 0 gives 2.19.0's rule, on a pad at rest
+ * only); one that began more than the delay + DETECT_PAIR_LATE_US +
+ * XT_LATE_US after it is only its shake if no louder than the ringing it
+ * rose out of. */
 #define DETECT_PAIRS (DETECT_MAX_PADS * (DETECT_MAX_PADS - 1) / 2)
 #define DETECT_PAIR_UNIT_US 32
 #define DETECT_PAIR_KNOWN 0x80u
 #ifndef DETECT_PAIR_AGREE
 #define DETECT_PAIR_AGREE 8u
+#endif
+#ifndef DETECT_PAIR_MOVING
+#define DETECT_PAIR_MOVING 1
 #endif
 #ifndef DETECT_PAIR_EARLY_US
 #define DETECT_PAIR_EARLY_US 300

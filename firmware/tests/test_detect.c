@@ -547,6 +547,51 @@ static void test_pair_delay_learnt(void) {
     SCAN_PERIOD_US = keep;
 }
 
+/* Step 24: the same on a pad already moving. Pad 2's slap shakes pad 4,
+ * which still rings from it when pad 1's loud slap lands; a quieter slap
+ * on pad 4 0.4 ms later, far sooner than pads 1-4's learnt delay, is the
+ * player's there too, at every phase of the samples (2.19.0, whose rule
+ * held only on a pad at rest, -DDETECT_PAIR_MOVING=0: lost at 19 of 19). */
+static void test_pair_delay_on_a_moving_pad(void) {
+    static scenario_t s;
+    unsigned keep = SCAN_PERIOD_US;
+    SCAN_PERIOD_US = 148u;
+    static hits_t h;
+    const shaped_t ev[] = {
+        /* each of pads 1 and 4 slapped alone once: pads 1-4's delay (1.2 ms) learnt */
+        {0, 50000, 9000, SCN_EXPECT_SLAP, 250, 0.5, 1200, 5000, 1},
+        {3, 51200, 1500, SCN_EXPECT_NONE, 150, 0.8, 2300, 3500, 1},
+        {3, 150000, 9000, SCN_EXPECT_SLAP, 250, 0.5, 1200, 5000, 1},
+        {0, 151200, 1500, SCN_EXPECT_NONE, 150, 0.8, 2300, 3500, -1},
+        /* pad 2's slap, and its shake on pad 4, ringing on */
+        {1, 299000, 3000, SCN_EXPECT_SLAP, 300, 0.5, 1200, 5000, 1},
+        {3, 299600, 900, SCN_EXPECT_NONE, 150, 0.8, 2300, 3500, 1},
+        /* pad 1's clipped slap; 0.4 ms later the quieter one on pad 4; pad 1's shake there at 1.2 ms */
+        {0, 300000, 12000, SCN_EXPECT_SLAP, 200, 0.5, 1200, 6000, 1},
+        {3, 300400, 2600, SCN_EXPECT_SLAP, 150, 0.5, 1300, 5000, 1},
+        {3, 301200, 1700, SCN_EXPECT_NONE, 150, 0.8, 2300, 3500, 1},
+    };
+    int lost = 0, phases = 0;
+    double worst = 0.0;
+    for (uint32_t shift = 0; shift < 148u; shift += 8u, phases++) {
+        scn_init(&s);
+        s.duration_us = 400000;
+        s.noise_mv = 5;
+        run_shaped_in(&s, ev, 9, shift, &h);
+        int k = hit_near(&h, 3, s.ev[7].t_us);
+        if (k < 0 || !h.hit[k].is_slap) {
+            lost++;
+            continue;
+        }
+        double err = (double)h.hit[k].onset_us - s.ev[7].t_us;
+        if (fabs(err) > fabs(worst)) worst = err;
+    }
+    CHECK(lost == 0, "a slap 0.4 ms after a loud neighbour's on a pad still ringing, the pair's delay known: lost at %d of %d phases",
+          lost, phases);
+    CHECK(fabs(worst) <= 150.0, "... and dated %+.0f us off at worst", worst);
+    SCAN_PERIOD_US = keep;
+}
+
 /* A shake at the rails whose first half-wave is shorter than
  * CLIP_HAND_LOBE_US (260 us since 2.11.0) is a shake's, however much of
  * it was at the rails: sim/scenarios/short_clipped_shake.scn, a round of
@@ -1109,6 +1154,7 @@ int main(int argc, char **argv) {
     test_knee();
     test_disc_learnt();
     test_pair_delay_learnt();
+    test_pair_delay_on_a_moving_pad();
     test_nearer_shake_smaller();
     test_short_clipped_shake("sim/scenarios/short_clipped_shake.scn");
     test_barely_clipped_source();
