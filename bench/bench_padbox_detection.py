@@ -135,12 +135,6 @@ class HitSeen:
     peak: int
 
 
-def build_hostrun(tmp: Path) -> Path:
-    """``hostrun`` (the detection core fed scenarios on the host) built from this tree's firmware/ into
-    ``tmp`` (``HOSTCC`` from the environment, as make takes it)."""
-    return Path(simtools.build_hostrun(tmp))
-
-
 def host_tasks(binary: Path, scenarios: Sequence[str], jobs: int,
                options: Sequence[str] = ()) -> list[tuple[str, str, list[str]]]:
     """_run_host's tasks: the scenarios (longest first) dealt out in four batches a job, so the pool ends together."""
@@ -621,7 +615,7 @@ def main(argv: list[str] | None = None) -> Report:
         by_name = {sf.name: sf for sf in [*files, *cases]}
         order = sorted(by_name.values(), key=lambda sf: -sf.duration_us)  # the longest first: the pool ends together
         if args.host:
-            binary = build_hostrun(tmp)
+            binary = simtools.build_hostrun(tmp)  # (HOSTCC from the environment, as make takes it)
             fws = [Firmware("host", "working tree firmware/padbox/detect.c on the host", None, "biased")]
             slot = ["--slot-us", str(args.slot_us)] if args.slot_us else []
             if args.adclogs:

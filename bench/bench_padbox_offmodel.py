@@ -398,7 +398,7 @@ def table(rows: dict[str, dict[str, dict[str, float]]], runners: Sequence[str]) 
 
 def _build(tmp: Path, image: bool) -> tuple[Path, Any]:
     """hostrun and, with ``image``, the image and its harness, built from this tree's firmware/ into ``tmp``."""
-    hostrun = detection.build_hostrun(tmp)
+    hostrun = simtools.build_hostrun(tmp)
     try:
         return hostrun, simtools.build(tmp / "image") if image else None
     except subprocess.CalledProcessError as exc:

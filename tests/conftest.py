@@ -24,7 +24,6 @@ from hardware.mockpins import TimedMockFactory
 from helpers.browser import make_app, running_service
 
 
-
 def pytest_configure(config: pytest.Config) -> None:
     """Give Ctrl-C back to the CLIs that tests interrupt, however the suite was started.
 
@@ -38,6 +37,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 @pytest.fixture
 def data_dir(tmp_path: Path) -> Path:
