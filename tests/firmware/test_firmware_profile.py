@@ -2,28 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 from collections import Counter
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from helpers.firmware import ROOT, firmware  # noqa: F401
-from helpers.firmware import simtools
+from helpers.firmware import load_script, simtools
 
 SCENARIOS = ROOT / "firmware" / "sim" / "scenarios"
-
-
-def _load_profile() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("padbox_profile", ROOT / "firmware" / "sim" / "profile.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-profile = _load_profile()
+profile = load_script("firmware/sim/profile.py", "padbox_profile")
 
 
 def test_each_address_counts_for_the_symbol_at_or_before_it() -> None:

@@ -1,7 +1,8 @@
 """Shared setup of the firmware tests (tests/firmware/test_firmware_*.py).
 
 * ``simtools``: firmware/sim/simtools.py, loaded once as ``padbox_simtools``
-  (it ships with the firmware, outside any Python package).
+  (it ships with the firmware, outside any Python package); ``load_script``
+  loads any other such file so.
 * ``require_tools``: skip when build tools are missing, or fail under
   TABLETOP_REQUIRE_FIRMWARE_TOOLS=1 (CI installs them).
 * ``firmware``: the firmware image and simavr harness, built into one directory
@@ -23,20 +24,21 @@ from hardware import protocol as p
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _load_simtools() -> ModuleType:
-    """firmware/sim/simtools.py as the module ``padbox_simtools`` (one instance for every test module)."""
-    loaded = sys.modules.get("padbox_simtools")
+def load_script(path: str, name: str) -> ModuleType:
+    """A Python file of firmware/ (``path`` from the repository's root; firmware/ is no Python
+    package) as the module ``name``, loaded once: one instance for every test module."""
+    loaded = sys.modules.get(name)
     if loaded is not None:
         return loaded
-    spec = importlib.util.spec_from_file_location("padbox_simtools", ROOT / "firmware" / "sim" / "simtools.py")
+    spec = importlib.util.spec_from_file_location(name, ROOT / path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules["padbox_simtools"] = module
+    sys.modules[name] = module  # (before it runs: its dataclasses look their module up there)
     spec.loader.exec_module(module)
     return module
 
 
-simtools = _load_simtools()
+simtools = load_script("firmware/sim/simtools.py", "padbox_simtools")
 
 
 def require_tools(missing: list[str], needs: str) -> None:
