@@ -113,6 +113,42 @@ uint16_t detect_pair_delay(const detect_t *d, uint8_t a, uint8_t b) {
     uint8_t v = d->pair_delay[pair_slot(a, b)];
     return v & DETECT_PAIR_KNOWN ? (uint16_t)((v & 0x7Fu) * DETECT_PAIR_UNIT_US) : 0u;
 }
+
+/* The least delay from pad a to pad b that the known pairs allow, in
+ * DETECT_PAIR_UNIT_US: the largest |delay(a, x) - delay(x, b)| over the
+ * pads x whose pairs with both are known (0: none). The slots are walked
+ * as pair_slot() places them (x < a: a's row, a(a-1)/2 + x; x > a: x's row,
+ * x(x-1)/2 + a), with no multiplication, and b's pair is looked at only
+ * when a's is known: on a fresh table this is a few cycles a pad. */
+static COLD uint8_t pair_delay_bound(const detect_t *d, uint8_t a, uint8_t b) {
+    const uint8_t *pd = d->pair_delay;
+    uint8_t bound = 0, row_a = (uint8_t)((uint8_t)(a * (uint8_t)(a - 1u)) >> 1),
+            row_b = (uint8_t)((uint8_t)(b * (uint8_t)(b - 1u)) >> 1);
+    for (uint8_t x = 0, row_x = 0; x < d->npads; row_x = (uint8_t)(row_x + x), x++) {
+        if (x == a || x == b) continue;
+        uint8_t ax = pd[x < a ? (uint8_t)(row_a + x) : (uint8_t)(row_x + a)];
+        if (!(ax & DETECT_PAIR_KNOWN)) continue;
+        uint8_t xb = pd[x < b ? (uint8_t)(row_b + x) : (uint8_t)(row_x + b)];
+        if (!(xb & DETECT_PAIR_KNOWN)) continue;
+        ax &= 0x7Fu;
+        xb &= 0x7Fu;
+        uint8_t diff = ax > xb ? (uint8_t)(ax - xb) : (uint8_t)(xb - ax);
+        if (diff > bound) bound = diff;
+    }
+    return bound;
+}
+
+/* Whether pad j, which fits in every other way as the source of the
+ * contact on pad that began gap us after j's, is ruled out by the bound of
+ * their pair (not yet known) through a third pad: more than
+ * DETECT_PAIR_BOUND_EARLY_US sooner than vibration can take. A function of
+ * its own, called once in the looks' loop, so that the loop compiles much
+ * as without it. */
+static COLD uint8_t bound_rules_out(const detect_t *d, uint8_t j, uint8_t pad, int32_t gap) {
+    if (!DETECT_PAIR_BOUND_EARLY_US || (d->pair_delay[pair_slot(j, pad)] & DETECT_PAIR_KNOWN)) return 0;
+    return gap < (int32_t)pair_delay_bound(d, j, pad) * DETECT_PAIR_UNIT_US - (int32_t)DETECT_PAIR_BOUND_EARLY_US;
+}
+
 static uint16_t abs16(int16_t v) { return (uint16_t)(v < 0 ? -v : v); }
 static uint8_t at_rail(uint16_t raw) { return raw <= DETECT_CLIP_LO || raw >= DETECT_CLIP_HI; }
 static uint8_t prev_i(uint8_t i) { return (uint8_t)(i ? i - 1u : DETECT_HIST - 1u); }
@@ -1697,6 +1733,7 @@ static inline __attribute__((always_inline)) void look_for_source(const detect_t
 #endif
             continue;
         }
+        if (bound_rules_out(d, j, pad, gap)) continue; /* (last: a source that fits in every other way) */
 #ifdef DETECT_ORACLE
 #ifndef ORACLE_COUPLING_X10
 #define ORACLE_COUPLING_X10 30u /* (3 x) */
@@ -1789,8 +1826,10 @@ static uint8_t crosstalk_source(detect_t *d, const detect_pad_state_t *s, uint8_
  * and no other contact but the source's own shakes began within the 3.4 ms
  * before it that vibration needs at most) is an observation of the pair's
  * vibration delay. Known once two agree (the smaller: a shake is more often
- * dated late than early), and only ever shortened after (a shorter delay
- * weakens the rules it feeds, a longer one would turn shakes into slaps). */
+ * dated late than early); after that each sure observation moves it a unit
+ * toward itself (since 2.21.0: it follows their median; until then it was
+ * only ever shortened, and a delay learnt short from two early shakes
+ * stayed short and lost the quiet players the pair rules keep). */
 static COLD void learn_pair_delay(detect_t *d, const detect_pad_state_t *s, uint8_t pad, uint8_t src) {
     /* (16-bit times: every gap that matters is within 3.4 ms; one that
      * wrapped only loses an observation) */
@@ -1801,7 +1840,8 @@ static COLD void learn_pair_delay(detect_t *d, const detect_pad_state_t *s, uint
     if (obs == 0) obs = 1;
     uint8_t *slot = &d->pair_delay[pair_slot(src, pad)];
     uint8_t v = *slot & 0x7Fu;
-    if ((*slot & DETECT_PAIR_KNOWN) && obs >= v) return; /* (nothing to learn: most shakes, once the table is known) */
+    /* (nothing to learn: most shakes, once the table is known) */
+    if ((*slot & DETECT_PAIR_KNOWN) && (DETECT_PAIR_MEDIAN ? obs == v : obs >= v)) return;
     const detect_pad_state_t *os = d->st;
     for (uint8_t j = 0; j < d->npads; j++, os++) {
         if (j == pad || j == src || (os->c.flags & (DETECT_C_LIVE | DETECT_C_XTALK)) != DETECT_C_LIVE) continue;
@@ -1815,7 +1855,12 @@ static COLD void learn_pair_delay(detect_t *d, const detect_pad_state_t *s, uint
         return; /* another contact could have made this one */
     }
     uint8_t least = obs < v ? obs : v;
-    if (*slot & DETECT_PAIR_KNOWN) *slot = DETECT_PAIR_KNOWN | least;
+    /* Once known, a unit toward each sure observation (step 25): the
+     * delay follows its observations' median, where the least of them
+     * only ever shortened it (a delay learnt short loses the quiet
+     * players the pair rules keep). */
+    if ((*slot & DETECT_PAIR_KNOWN) && DETECT_PAIR_MEDIAN) *slot = (uint8_t)(DETECT_PAIR_KNOWN | (obs > v ? v + 1u : v - 1u));
+    else if (*slot & DETECT_PAIR_KNOWN) *slot = DETECT_PAIR_KNOWN | least;
     else if (v && (uint8_t)(obs > v ? obs - v : v - obs) <= DETECT_PAIR_AGREE) *slot = DETECT_PAIR_KNOWN | least;
     else *slot = obs; /* (the first, or one that disagreed: waits for another) */
 }

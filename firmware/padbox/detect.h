@@ -253,14 +253,17 @@ extern "C" {
  * slap could have made (the table's geometry: fixed while the pads stay
  * put). Kept in units of DETECT_PAIR_UNIT_US (7 bits: up to 4 ms), known
  * once two observations agree within DETECT_PAIR_AGREE units (the smaller
- * is kept, and any smaller one later). Once known, it stands for the 3 ms
+ * is kept; since 2.21.0 each sure observation after moves it a unit toward
+ * itself, DETECT_PAIR_MEDIAN). Once known, it stands for the 3 ms
  * any vibration needs (XT_DELAY_MAX_US) in two rules: a contact that began
  * more than DETECT_PAIR_EARLY_US sooner after the other pad's contact than
  * the delay is not that contact's shake (since 2.20.0 on a pad already
  * moving too; DETECT_PAIR_MOVING 0 gives 2.19.0's rule, on a pad at rest
  * only); one that began more than the delay + DETECT_PAIR_LATE_US +
  * XT_LATE_US after it is only its shake if no louder than the ringing it
- * rose out of. */
+ * rose out of. A pair not yet known is bounded below through any third pad
+ * whose pairs with both are known (since 2.21.0, DETECT_PAIR_BOUND_EARLY_US).
+ * Step 25 of firmware/README.md's "Detection". */
 #define DETECT_PAIRS (DETECT_MAX_PADS * (DETECT_MAX_PADS - 1) / 2)
 #define DETECT_PAIR_UNIT_US 32
 #define DETECT_PAIR_KNOWN 0x80u
@@ -269,6 +272,18 @@ extern "C" {
 #endif
 #ifndef DETECT_PAIR_MOVING
 #define DETECT_PAIR_MOVING 1
+#endif
+/* Since 2.21.0 a known pair's delay follows its observations' median, a unit
+ * toward each sure one (0: 2.20.0's, the least of them, only ever shortened). */
+#ifndef DETECT_PAIR_MEDIAN
+#define DETECT_PAIR_MEDIAN 1
+#endif
+/* Since 2.21.0 a pair not yet known is bounded below through a third pad x
+ * whose pairs with both are known (vibration takes at least |delay(a, x) -
+ * delay(x, b)|): no contact more than this much sooner than the bound is
+ * the other's shake (0: no bound, 2.20.0's). */
+#ifndef DETECT_PAIR_BOUND_EARLY_US
+#define DETECT_PAIR_BOUND_EARLY_US 300
 #endif
 #ifndef DETECT_PAIR_EARLY_US
 #define DETECT_PAIR_EARLY_US 300

@@ -593,6 +593,80 @@ static void test_pair_delay_on_a_moving_pad(void) {
     SCAN_PERIOD_US = keep;
 }
 
+/* Step 25 (since 2.21.0): once known, a pair's delay moves a unit (32 us)
+ * toward each sure observation, so one learnt short from its first two
+ * shakes comes up to the table's (2.20.0, -DDETECT_PAIR_MEDIAN=0: it
+ * stayed the least, 1,088 us here). */
+static void test_pair_delay_follows_its_shakes(void) {
+    static scenario_t s;
+    unsigned keep = SCAN_PERIOD_US;
+    SCAN_PERIOD_US = 148u;
+    static hits_t h;
+    const uint32_t early[] = {1000u, 1050u}, delay = 1250u; /* pads 1 and 4 */
+    scn_init(&s);
+    s.duration_us = 1200000;
+    s.noise_mv = 5;
+    uint32_t t = 50000u;
+    for (int i = 0; i < 10; i++, t += 100000u) { /* pad 1 slapped alone ten times: its shake on pad 4 */
+        add_shaped(&s, 0, t, 9000, SCN_EXPECT_SLAP, 250, 0.5, 1200, 5000, 1);
+        add_shaped(&s, 3, t + (i < 2 ? early[i] : delay), 1500, SCN_EXPECT_NONE, 150, 0.8, 2300, 3500, 1);
+    }
+    detect_t d;
+    detect_init(&d, 8);
+    run(&s, &d, 0, &h);
+    uint16_t learnt = detect_pair_delay(&d, 0, 3);
+    CHECK(h.n == 10, "the ten slaps and none of their shakes, got %d hits", h.n);
+    CHECK(learnt + 150u >= delay && learnt <= delay + 150u,
+          "learnt short from its first two shakes (%u and %u us), pads 1-4's delay comes up to %u us after eight at %u", early[0],
+          early[1], learnt, delay);
+    SCAN_PERIOD_US = keep;
+}
+
+/* Step 25's bound (since 2.21.0): a pair not yet known is bounded below through a third pad
+ * whose pairs with both are known: pads 1-2 0.4 ms, pads 2-4 1.6 ms, so
+ * vibration takes at least 1.2 ms from pad 1 to pad 4, and a quieter
+ * slap on pad 4 0.4 ms after pad 1's loud one is the player's (-DDETECT_PAIR_BOUND_EARLY_US=0: taken for pad 1's shake). */
+static void test_pair_delay_bound_through_a_third_pad(void) {
+    static scenario_t s;
+    unsigned keep = SCAN_PERIOD_US;
+    SCAN_PERIOD_US = 148u;
+    static hits_t h;
+    const shaped_t ev[] = {
+        /* pads 1 and 2 slapped alone, each shaking the other (0.4 ms) */
+        {0, 50000, 9000, SCN_EXPECT_SLAP, 250, 0.5, 1200, 5000, 1},
+        {1, 50400, 1500, SCN_EXPECT_NONE, 150, 0.8, 2300, 3500, 1},
+        {1, 150000, 9000, SCN_EXPECT_SLAP, 250, 0.5, 1200, 5000, 1},
+        {0, 150400, 1500, SCN_EXPECT_NONE, 150, 0.8, 2300, 3500, -1},
+        /* pads 2 and 4 likewise (1.6 ms) */
+        {1, 250000, 9000, SCN_EXPECT_SLAP, 250, 0.5, 1200, 5000, 1},
+        {3, 251600, 1500, SCN_EXPECT_NONE, 150, 0.8, 2300, 3500, 1},
+        {3, 350000, 9000, SCN_EXPECT_SLAP, 250, 0.5, 1200, 5000, 1},
+        {1, 351600, 1500, SCN_EXPECT_NONE, 150, 0.8, 2300, 3500, 1},
+        /* pad 1's clipped slap; 0.4 ms later the quieter one on pad 4; pad 1's shake there at 1.3 ms */
+        {0, 450000, 12000, SCN_EXPECT_SLAP, 200, 0.5, 1200, 6000, 1},
+        {3, 450400, 2600, SCN_EXPECT_SLAP, 150, 0.5, 1300, 5000, 1},
+        {3, 451300, 1700, SCN_EXPECT_NONE, 150, 0.8, 2300, 3500, 1},
+    };
+    int lost = 0, phases = 0, unknown = 0;
+    for (uint32_t shift = 0; shift < 148u; shift += 37u, phases++) {
+        scn_init(&s);
+        s.duration_us = 550000;
+        s.noise_mv = 5;
+        for (int i = 0; i < 11; i++)
+            add_shaped(&s, ev[i].pad0, ev[i].t_us + shift, ev[i].mv, ev[i].expect, ev[i].rise, ev[i].ring, ev[i].hz,
+                       ev[i].tau, ev[i].pol);
+        detect_t d;
+        detect_init(&d, 8);
+        run(&s, &d, 0, &h);
+        if (detect_pair_delay(&d, 0, 3) != 0 || detect_pair_delay(&d, 0, 1) == 0 || detect_pair_delay(&d, 1, 3) == 0) unknown++;
+        int k = hit_near(&h, 3, s.ev[9].t_us);
+        if (k < 0 || !h.hit[k].is_slap) lost++;
+    }
+    CHECK(unknown == 0, "pads 1-2 and 2-4 learnt, pads 1-4 not, at every phase (not so at %d of %d)", unknown, phases);
+    CHECK(lost == 0, "a slap 0.4 ms after a loud one, sooner than the pads' bound: lost at %d of %d phases", lost, phases);
+    SCAN_PERIOD_US = keep;
+}
+
 /* A shake at the rails whose first half-wave is shorter than
  * CLIP_HAND_LOBE_US (260 us since 2.11.0) is a shake's, however much of
  * it was at the rails: sim/scenarios/short_clipped_shake.scn, a round of
@@ -1156,6 +1230,8 @@ int main(int argc, char **argv) {
     test_disc_learnt();
     test_pair_delay_learnt();
     test_pair_delay_on_a_moving_pad();
+    test_pair_delay_follows_its_shakes();
+    test_pair_delay_bound_through_a_third_pad();
     test_nearer_shake_smaller();
     test_short_clipped_shake("sim/scenarios/short_clipped_shake.scn");
     test_barely_clipped_source();
