@@ -31,8 +31,10 @@ import argparse
 import glob
 import re
 import subprocess
+import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from pathlib import Path
 
 MATCH_US = 3000
 #: The most a shake can come after its slap: XT_DELAY_MAX_US + XT_LATE_US (detect.c).
@@ -119,7 +121,8 @@ def classify(sources: list[Source]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the core over the files and print the dropped slaps' classes; 0."""
+    """Run the core over the files and print the dropped slaps' classes; 0, or 2 (and why) with no
+    hostrun or no scenario files."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--list", action="store_true", help="print every dropped slap with its possible sources")
     ap.add_argument("hostrun")
@@ -127,6 +130,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("hostrun_args", nargs="*", help="after --: more hostrun options, e.g. -- --slot-us 20")
     args = ap.parse_args(argv)
     files = sorted(glob.glob(f"{args.dir}/table_*.scn"))
+    if not Path(args.hostrun).is_file():
+        sys.stderr.write(f"no hostrun at {args.hostrun}: make -C firmware BUILD=B B/hostrun\n")
+        return 2
+    if not files:
+        sys.stderr.write(f"no table_*.scn in {args.dir}: python -m bench.bench_padbox_detection --host --keep DIR\n")
+        return 2
     hits, learnt = run_core(args.hostrun, files, args.hostrun_args)
     classes: Counter[str] = Counter()
     by_kind: Counter[tuple[str, str]] = Counter()

@@ -57,3 +57,12 @@ def test_a_run_of_the_core_counts_every_slap_and_classes_every_drop(tmp_path: Pa
     classes = out[out.index(head) + 1:]
     assert sum(int(line.split()[0]) for line in classes if not line.split(None, 1)[1].startswith(
         ("sharp", "normal", "soft"))) == dropped
+
+
+def test_a_missing_core_or_folder_says_what_to_make(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "table_000.scn").write_text((SCENARIOS / "model_reversed_disc.scn").read_text())
+    assert drops.main([str(tmp_path / "hostrun"), str(tmp_path)]) == 2
+    assert "B/hostrun" in capsys.readouterr().err
+    (tmp_path / "hostrun").write_text("")
+    assert drops.main([str(tmp_path / "hostrun"), str(tmp_path / "empty")]) == 2
+    assert "--keep DIR" in capsys.readouterr().err
