@@ -61,3 +61,20 @@ def test_every_game_fits_the_screen_at_each_tv_size(kind: str, chromium: Any, tm
                     folded = page.locator("tr[data-t4=folded]")
                     if height < 1080:
                         assert folded.inner_text().startswith("Rounds 1–")
+
+
+def test_tap4_refolds_when_its_layout_changes_without_a_redraw(chromium: Any, tmp_path: Path) -> None:  # noqa: F811
+    """A late change of layout that is no redraw of the game (a picture or a font arriving, a style
+    sheet loaded late) still refolds Tap 4's rounds: the page is brought back into the window."""
+    with busy_table(tmp_path / "data", "tap4") as server:
+        with browser_context(chromium, viewport={"width": 1024, "height": 600}) as context:
+            page = context.new_page()
+            page.goto(server.url + "/screen")
+            page.locator("#screen-game tr[data-t4=folded]").wait_for()
+            page.wait_for_function("() => [...document.images].every(i => i.complete)")
+            assert settled_overflow(page) == 0
+            before = page.locator(".t4-sheet tbody tr[data-round][data-folded]").count()
+            # Taller rows, set from outside the game's own elements: no mutation inside it.
+            page.add_style_tag(content=".screen-game .tap4 .t4-sheet tbody tr[data-round] td { padding-block: 10px; }")
+            assert settled_overflow(page) == 0, "the page scrolls after its rows grew"
+            assert page.locator(".t4-sheet tbody tr[data-round][data-folded]").count() > before

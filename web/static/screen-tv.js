@@ -1,6 +1,8 @@
 /* The table screen as a TV (screen-tv.css): folds Tap 4's oldest rounds so the latest
  * ones and the totals stay in view, and says how many folded. Runs after every redraw
- * of the game (a MutationObserver: the game's script may load after the first state). */
+ * of the game (a MutationObserver: the game's script may load after the first state),
+ * when the window is resized, and when the game's size changes without a redraw (a
+ * ResizeObserver: a picture or a font that arrives late, a style sheet). */
 (function () {
   "use strict";
   var T = window.Tabletop;
@@ -32,9 +34,25 @@
   var watcher = new MutationObserver(function () {
     watcher.disconnect();  // our own changes are not a redraw
     foldTap4();
+    watchSheet();
     watch();
   });
   function watch() { watcher.observe(game, { childList: true, subtree: true }); }
   watch();
   window.addEventListener("resize", foldTap4);
+  // The game's size and its sheet's, watched: a picture (the chart) grows the game, and the
+  // game's box may keep its size while the sheet in it grows. A redraw may bring a new sheet,
+  // so it is looked for again after each one. A fold changes their sizes too, but to the same
+  // sizes each time: reported once, then quiet.
+  var sized = window.ResizeObserver ? new ResizeObserver(function () { foldTap4(); }) : null;
+  var sizedSheet;
+  function watchSheet() {
+    var sheet = game.querySelector(".tap4 .t4-sheet");
+    if (!sized || sheet === sizedSheet) { return; }
+    sized.disconnect();
+    sizedSheet = sheet;
+    sized.observe(game);
+    if (sheet) { sized.observe(sheet); }
+  }
+  watchSheet();
 })();
