@@ -557,6 +557,10 @@ def main(argv: list[str] | None = None) -> Report:
     ap.add_argument("--table-rounds", type=int, metavar="N",
                     help=f"each table plays N rounds (1..{table_model.TABLE_ROUNDS_MAX}) instead of ~6: long "
                          "tables, a box that has played on its table for a while (a slow drift shows there)")
+    ap.add_argument("--frontend-gain", type=float, metavar="G",
+                    help="the new firmware's input through a capacitor across each disc, gain G (0 < G <= 1, each "
+                         "pad's within its disc's tolerance; the hardest cases too): a front end that clips less. "
+                         "The firmware's thresholds must follow it (firmware/experiments/README.md, stop 45)")
     ap.add_argument("--host", action="store_true",
                     help="run the detection core on the host (firmware/sim/hostrun.c: fast, an approximate "
                          "schedule of samples, no scan figures) instead of the image in simavr")
@@ -592,9 +596,11 @@ def main(argv: list[str] | None = None) -> Report:
     most = table_model.WARMUP_SLAPS_MAX
     if not 1 <= args.warmup_slaps <= most or (args.warmup_slaps != 1 and not args.warmup):
         ap.error(f"--warmup-slaps needs --warmup and a count within 1..{most}")
+    if args.frontend_gain is not None and not 0.0 < args.frontend_gain <= 1.0:
+        ap.error("--frontend-gain: more than 0 and at most 1")
     try:
         files = table_model.generate(rounds, args.seed, warmup=args.warmup, warmup_slaps=args.warmup_slaps,
-                                     table_rounds=args.table_rounds)
+                                     table_rounds=args.table_rounds, frontend_gain=args.frontend_gain)
     except ValueError as exc:  # (--table-rounds out of range: generate() says which range)
         ap.error(f"--table-rounds: {exc}")
     drawn: dict[str, Any] = {"rounds": rounds, "seed": args.seed, "warmup": args.warmup}
@@ -602,16 +608,15 @@ def main(argv: list[str] | None = None) -> Report:
         drawn["warmup_slaps"] = args.warmup_slaps
     if args.table_rounds:  # (likewise)
         drawn["table_rounds"] = args.table_rounds
-    cases = table_model.hardest_cases()
+    if args.frontend_gain is not None:  # (likewise)
+        drawn["frontend_gain"] = args.frontend_gain
+    cases = table_model.hardest_cases(args.frontend_gain)
     with tempfile.TemporaryDirectory(prefix="padbox-detect-") as tmp_s:
         tmp = Path(tmp_s)
         scn_dir = tmp / "scenarios"
-        table_model.write(files, scn_dir, seed=args.seed, rounds=rounds)
-        for sf in cases:
-            (scn_dir / f"{sf.name}.scn").write_text(sf.text())
-        if args.keep:
-            table_model.write(files, args.keep, seed=args.seed, rounds=rounds)
-            table_model.write_cases(args.keep)
+        for where in [scn_dir, *([args.keep] if args.keep else [])]:
+            table_model.write(files, where, seed=args.seed, rounds=rounds)
+            table_model.write_cases(where, cases)
         by_name = {sf.name: sf for sf in [*files, *cases]}
         order = sorted(by_name.values(), key=lambda sf: -sf.duration_us)  # the longest first: the pool ends together
         if args.host:

@@ -19,6 +19,7 @@ void scn_init(scenario_t *s) {
     s->hum_hz = 50.0;
     s->drift_period_us = 2e6;
     s->bias_mv = 2500.0;
+    for (int k = 0; k < SCN_PADS; k++) s->gain[k] = 1.0;
     s->frontend = SCN_FRONTEND_BIASED;
     s->rng = 1;
     /* SCN_FRONTEND=halfwave: run every scenario through the old wiring. */
@@ -99,6 +100,15 @@ int scn_load(scenario_t *s, const char *path) {
             if (s->drift_period_us <= 0) FAIL("drift period must be positive");
         } else if (strcmp(word, "bias_mv") == 0) {
             if (sscanf(rest, "%lf", &s->bias_mv) != 1) FAIL("bias_mv needs millivolts");
+        } else if (strcmp(word, "gain") == 0) {
+            double g[SCN_PADS];
+            int n = sscanf(rest, "%lf %lf %lf %lf %lf %lf %lf %lf", &g[0], &g[1], &g[2], &g[3], &g[4], &g[5], &g[6], &g[7]);
+            if (n != 1 && n != SCN_PADS) FAIL("gain needs one value for every pad or eight, one a pad");
+            for (int k = 0; k < SCN_PADS; k++) {
+                double v = g[n == 1 ? 0 : k];
+                if (!(v > 0.0 && v <= 1.0)) FAIL("a gain is more than 0 and at most 1");
+                s->gain[k] = v;
+            }
         } else if (strcmp(word, "frontend") == 0) {
             char m[16];
             if (sscanf(rest, "%15s", m) != 1 || (strcmp(m, "biased") && strcmp(m, "halfwave")))
@@ -271,6 +281,8 @@ double scn_pad_mv(scenario_t *s, int pad0, double t_us) {
     }
     v += scn_hum_mv(s, pad0, t_us);
     if (s->drift_mv > 0) v += s->drift_mv * sin(2.0 * M_PI * t_us / s->drift_period_us + pad0 * 1.3);
+    /* (the divider before the pin: the disc's signal and what its leads pick up, not the ADC's noise) */
+    if (s->frontend == SCN_FRONTEND_BIASED) v *= s->gain[pad0];
     if (s->noise_mv > 0) v += s->noise_mv * noise(s);
     if (s->frontend == SCN_FRONTEND_BIASED) v += s->bias_mv;
     if (v < 0) v = 0;

@@ -17,6 +17,13 @@
  *                                    (bias_mv), both half-waves seen; halfwave is
  *                                    the old wiring, negative half clamped at 0
  *   bias_mv <mv>                     the rest point of the biased input (2500)
+ *   gain <g> [<g2> ... <g8>]         the biased input's gain, one for every pad
+ *                                    or one a pad (pad 1 first), 0 < g <= 1
+ *                                    (default 1): a capacitor across the disc
+ *                                    divides what it sends, and the hum and drift
+ *                                    picked up with it, before the ADC's own
+ *                                    noise. The halfwave input (the old wiring,
+ *                                    no capacitor) ignores it.
  *   mode button                      run the box in button mode (jumper D12 low)
  *   hit <pad> <t_us> <peak_mv> <expect> [rise=us] [ring=r] [hz=f] [tau=us] [pol=1|-1]
  *        a contact on pad (1-based) starting at t_us (the moment of contact,
@@ -85,6 +92,7 @@ typedef struct {
     double drift_mv;
     double drift_period_us;
     double bias_mv;
+    double gain[SCN_PADS]; /* the biased input's, per pad (1: no divider) */
     uint8_t frontend; /* SCN_FRONTEND_* */
     uint8_t button_mode;
     int nevents;

@@ -164,6 +164,12 @@ DRIFT_PERIOD_US = (2_000_000, 10_000_000)
 #: The biased input's rest point: a divider of two 1 % resistors and the supply's tolerance.
 BIAS_MV = (2450, 2550)
 FRONTENDS = ("biased", "halfwave")
+#: A disc's capacitance against its nominal (piezo discs are made to +-20 %): with a front-end gain
+#: (a capacitor across each disc sized for the nominal disc, ``generate(frontend_gain=...)``) each
+#: pad's gain follows its own disc's.
+DISC_CAPACITANCE = (0.8, 1.2)
+#: Mixed into a file's noise seed for its pads' gains (a sequence apart from the rounds').
+GAIN_SEED = 0x6A1E
 
 # ------------------------------------------------------------------ rounds
 
@@ -277,6 +283,8 @@ class Electrical:
     hum_hz: int
     drift_mv: int
     drift_period_us: int
+    #: The biased input's gain per pad (pad 1 first; empty: 1, no divider): draw_gains().
+    gain: tuple[float, ...] = ()
 
     @classmethod
     def draw(cls, rng: random.Random, frontend: str = "biased") -> "Electrical":
@@ -303,8 +311,19 @@ class Electrical:
             return RAIL_MV if pol > 0 else 0.0
         return RAIL_MV - self.bias_mv if pol > 0 else float(self.bias_mv)
 
+    def gain_of(self, pad: int) -> float:
+        """What reaches pad ``pad``'s pin (1-based) of what its disc sends (the halfwave input has no divider)."""
+        return self.gain[pad - 1] if self.gain and self.frontend == "biased" else 1.0
+
+    def clips(self, pad: int, peak_mv: float, pol: int) -> bool:
+        """Whether a contact of ``peak_mv`` (at the disc) on ``pad`` reaches a rail at the pin."""
+        return peak_mv * self.gain_of(pad) > self.headroom_mv(pol)
+
     def disturbance_mv(self, rise_us: float) -> float:
-        """The most hum, drift and noise can move a reading between a contact's start and its peak."""
+        """The most hum, drift and noise can move a reading between a contact's start and its peak.
+        (With a front-end gain the box's thresholds follow it, and so do the hum and drift; the ADC's
+        noise, after the divider, weighs 1 / gain more against them: at most 6 mV more at 0.7, well
+        inside the margins, so the peaks drawn, and the rounds, are the same at any gain.)"""
         hum = min(2.0 * self.hum_mv, self.hum_mv * 2.0 * math.pi * self.hum_hz * rise_us / 1e6)
         drift = self.drift_mv * 2.0 * math.pi * rise_us / self.drift_period_us
         return hum + drift + self.noise_mv
@@ -328,7 +347,23 @@ class Electrical:
             lines.append(f"hum_mv {self.hum_mv} {self.hum_hz}")
         if self.drift_mv:
             lines.append(f"drift_mv {self.drift_mv} {self.drift_period_us}")
+        if self.gain and self.frontend == "biased":
+            lines.append("gain " + " ".join(f"{g:.3f}" for g in self.gain))
         return lines
+
+
+def draw_gains(rng: random.Random, nominal: float) -> tuple[float, ...]:
+    """Each pad's front-end gain: a capacitor across the disc sized to give ``nominal`` with the
+    nominal disc, ``C / C_disc = (1 - nominal) / nominal``, and each disc's capacitance within
+    DISC_CAPACITANCE of its nominal (0.7 gives 0.65-0.74)."""
+    if not 0.0 < nominal <= 1.0:
+        raise ValueError(f"a front-end gain is more than 0 and at most 1, got {nominal}")
+    ratio = (1.0 - nominal) / nominal
+    out = []
+    for _ in range(PADS):
+        c = rng.uniform(*DISC_CAPACITANCE)
+        out.append(round(c / (c + ratio), 3))
+    return tuple(out)
 
 
 @dataclass
@@ -536,7 +571,7 @@ def make_contact(rng: random.Random, table: Table, elec: Electrical, pad: int, t
     return Contact(
         pad=pad, t_us=t_us, hand=hand, pol=pol, peak_mv=peak, rise_us=rise,
         ring_hz=rng.randint(*OWN_RING_HZ), ring=round(rng.uniform(*OWN_RING), 2), tau_us=rng.randint(*OWN_TAU_US),
-        expect=h.expect, clipped=peak > elec.headroom_mv(pol), role=role,
+        expect=h.expect, clipped=elec.clips(pad, peak, pol), role=role,
     )
 
 
@@ -681,7 +716,7 @@ def draw_warmup(rng: random.Random, table: Table, elec: Electrical, slaps: int =
 
 def generate(rounds: int, seed: int, players: tuple[int, int] = (2, 8), frontend: str = "biased",
              prefix: str = "table", warmup: bool = False, warmup_slaps: int = 1,
-             table_rounds: int | None = None) -> list[ScenarioFile]:
+             table_rounds: int | None = None, frontend_gain: float | None = None) -> list[ScenarioFile]:
     """``rounds`` random rounds packed into scenario files (a new table and new conditions per file).
 
     With ``warmup`` each file starts with draw_warmup()'s solo slaps and its rounds come after them:
@@ -689,13 +724,17 @@ def generate(rounds: int, seed: int, players: tuple[int, int] = (2, 8), frontend
     from a random sequence of its own; each player slaps alone warmup_slaps times). With
     ``table_rounds`` each table plays that many rounds (fewer only where a file would pass
     LONG_TABLE_MAX_EVENTS, or at the end) instead of MAX_ROUNDS_PER_FILE within
-    MAX_EVENTS_PER_FILE: long tables."""
+    MAX_EVENTS_PER_FILE: long tables. With ``frontend_gain`` the biased input has a capacitor across
+    each disc (draw_gains(): each pad's gain near it; drawn from a random sequence of the file's own,
+    so the rounds are the same as without)."""
     if not 1 <= players[0] <= players[1] <= PADS:
         raise ValueError(f"players must be within 1..{PADS}, got {players}")
     if table_rounds is not None and not 1 <= table_rounds <= TABLE_ROUNDS_MAX:
         raise ValueError(f"table_rounds must be within 1..{TABLE_ROUNDS_MAX}, got {table_rounds}")
     most_rounds = table_rounds or MAX_ROUNDS_PER_FILE
     most_events = LONG_TABLE_MAX_EVENTS if table_rounds else MAX_EVENTS_PER_FILE
+    if frontend_gain is not None and not 0.0 < frontend_gain <= 1.0:
+        raise ValueError(f"frontend_gain must be more than 0 and at most 1, got {frontend_gain}")
     if warmup and not 1 <= warmup_slaps <= WARMUP_SLAPS_MAX:
         raise ValueError(f"warmup_slaps must be within 1..{WARMUP_SLAPS_MAX}, got {warmup_slaps}")
     rng = random.Random(seed)
@@ -721,8 +760,20 @@ def generate(rounds: int, seed: int, players: tuple[int, int] = (2, 8), frontend
         if warmup:
             times = "once" if warmup_slaps == 1 else f"{warmup_slaps} times round"
             f.notes.insert(0, f"a warm-up first: each player slaps alone {times}, {WARMUP_SPACING_US} us apart")
+        if frontend_gain is not None:
+            with_frontend_gain(f, frontend_gain)
         files.append(f)
     return files
+
+
+def with_frontend_gain(f: ScenarioFile, nominal: float) -> ScenarioFile:
+    """``f`` with a capacitor across each disc: its pads' gains drawn near ``nominal`` (draw_gains(),
+    from a random sequence of the file's own) and each contact's ``clipped`` judged at its pin."""
+    f.electrical.gain = draw_gains(random.Random(f.noise_seed ^ GAIN_SEED), nominal)
+    for r in [*f.warmup, *f.rounds]:
+        for c in r.contacts:
+            c.clipped = f.electrical.clips(c.pad, c.peak_mv, c.pol)
+    return f
 
 
 def truth_document(files: Sequence[ScenarioFile], **params: Any) -> dict[str, Any]:
@@ -892,16 +943,18 @@ CASES = (case_shaken_then_slapped, case_quiet_first_slapper, case_clipped_neighb
          case_hum_touches, case_eight_within_1ms)
 
 
-def hardest_cases() -> list[ScenarioFile]:
-    """Every fixed hardest case, as shipped in firmware/sim/scenarios/model_*.scn."""
-    return [make() for make in CASES]
+def hardest_cases(frontend_gain: float | None = None) -> list[ScenarioFile]:
+    """Every fixed hardest case, as shipped in firmware/sim/scenarios/model_*.scn (with
+    ``frontend_gain``: through that front end, with_frontend_gain())."""
+    cases = [make() for make in CASES]
+    return [with_frontend_gain(f, frontend_gain) for f in cases] if frontend_gain is not None else cases
 
 
-def write_cases(directory: Path) -> list[Path]:
-    """(Re)write the fixed cases into ``directory``; their paths."""
+def write_cases(directory: Path, cases: Sequence[ScenarioFile] | None = None) -> list[Path]:
+    """(Re)write the fixed cases (or ``cases``, made by hardest_cases()) into ``directory``; their paths."""
     directory.mkdir(parents=True, exist_ok=True)
     paths = []
-    for f in hardest_cases():
+    for f in cases if cases is not None else hardest_cases():
         path = directory / f"{f.name}.scn"
         path.write_text(f.text())
         paths.append(path)
@@ -928,6 +981,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--table-rounds", type=int, metavar="N",
                     help=f"rounds a table plays (1..{TABLE_ROUNDS_MAX}; default: ~6, at most "
                          f"{MAX_ROUNDS_PER_FILE} within {MAX_EVENTS_PER_FILE} events)")
+    ap.add_argument("--frontend-gain", type=float, metavar="G",
+                    help="with --out: a capacitor across each disc, the biased input's gain G (0 < G <= 1; each "
+                         "pad's within its disc's tolerance); the box's thresholds must follow it")
     ap.add_argument("--cases", nargs="?", const=here / "scenarios", type=Path, metavar="DIR",
                     help=f"write the fixed hardest cases (default {here / 'scenarios'})")
     args = ap.parse_args(argv)
@@ -935,10 +991,13 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("give --out DIR (random rounds) and/or --cases [DIR] (the fixed hardest cases)")
     if args.out is not None:
         try:
-            files = generate(args.rounds, args.seed, args.players, args.frontend, table_rounds=args.table_rounds)
-        except ValueError as exc:  # (--table-rounds out of range)
+            files = generate(args.rounds, args.seed, args.players, args.frontend, table_rounds=args.table_rounds,
+                             frontend_gain=args.frontend_gain)
+        except ValueError as exc:  # (--table-rounds or --frontend-gain out of range)
             ap.error(str(exc))
-        extra = {"table_rounds": args.table_rounds} if args.table_rounds else {}
+        extra: dict[str, Any] = {"table_rounds": args.table_rounds} if args.table_rounds else {}
+        if args.frontend_gain is not None:
+            extra["frontend_gain"] = args.frontend_gain
         path = write(files, args.out, seed=args.seed, rounds=args.rounds, players=list(args.players),
                      frontend=args.frontend, **extra)
         print(f"{args.rounds} rounds in {len(files)} files, truth in {path}")

@@ -303,3 +303,79 @@ def test_python_mirror_renders_the_model_like_scenario_c() -> None:
     ev = simtools.Event(1, 1000, "slap", peak_mv=2000, rise_us=500, ring=0.5, hz=1000, tau_us=5000, pol=-1.0)
     assert ev.mv(1500) == pytest.approx(-2000)
     assert ev.mv(1000 + 1000 + 250) == pytest.approx(2000 * 0.5 * math.exp(-250 / 5000))
+
+
+def test_a_front_end_gain_divides_each_pads_signal_and_keeps_the_rounds() -> None:
+    """With a capacitor across each disc (``frontend_gain``) the files hold the same rounds, each pad's
+    gain near the nominal within its disc's tolerance, and a contact is clipped only where its peak
+    times its pad's gain reaches a rail; a gain out of (0, 1] is refused."""
+    plain, divided = tm.generate(120, seed=7), tm.generate(120, seed=7, frontend_gain=0.7)
+    ratio = 0.3 / 0.7
+    lo, hi = (c / (c + ratio) for c in tm.DISC_CAPACITANCE)
+    clipped = {True: 0, False: 0}
+    for a, b in zip(plain, divided, strict=True):
+        assert not a.electrical.gain and not any(line.startswith("gain") for line in a.text().splitlines())
+        gains = b.electrical.gain
+        assert len(gains) == tm.PADS and all(lo - 0.001 <= g <= hi + 0.001 for g in gains)
+        assert f"gain {' '.join(f'{g:.3f}' for g in gains)}" in b.text().splitlines()
+        for ra, rb in zip(a.rounds, b.rounds, strict=True):
+            for ca, cb in zip(ra.contacts, rb.contacts, strict=True):
+                assert (ca.pad, ca.t_us, ca.peak_mv, ca.pol) == (cb.pad, cb.t_us, cb.peak_mv, cb.pol)
+                assert cb.clipped == (cb.peak_mv * gains[cb.pad - 1] > b.electrical.headroom_mv(cb.pol))
+                clipped[False] += ca.clipped
+                clipped[True] += cb.clipped
+    assert 0 < clipped[True] < clipped[False]
+    halfwave = tm.generate(20, seed=7, frontend="halfwave", frontend_gain=0.7)[0]
+    assert not any(line.startswith("gain") for line in halfwave.text().splitlines())  # (the old wiring: no divider)
+    for bad in (0.0, 1.5):
+        with pytest.raises(ValueError, match="frontend_gain"):
+            tm.generate(10, seed=7, frontend_gain=bad)
+
+
+C_RENDER = r"""
+#include <stdio.h>
+#include "scenario.h"
+static scenario_t s;
+int main(int argc, char **argv) {
+    scn_init(&s);
+    if (scn_load(&s, argv[1]) != 0) return 1;
+    for (int pad = 0; pad < 2; pad++) printf("%.3f\n", scn_pad_mv(&s, pad, 1500.0) - s.bias_mv);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("frontend", ["biased", "halfwave"])
+def test_the_c_side_divides_a_pads_signal_and_hum_by_its_gain(frontend: str, tmp_path: Path) -> None:
+    """scenario.c renders a ``gain`` line (one value, or one a pad) on the biased input, hum included,
+    and the halfwave input (the old wiring) ignores it; a bad gain line is refused."""
+    if shutil.which("gcc") is None:
+        pytest.skip("needs gcc")
+    src = tmp_path / "render.c"
+    src.write_text(C_RENDER)
+    exe = tmp_path / "render"
+    subprocess.run(["gcc", "-std=c99", "-O1", "-I", str(SIM), "-o", str(exe), str(src), str(SIM / "scenario.c"), "-lm"],
+                   check=True, capture_output=True)
+    head = f"frontend {frontend}\nbias_mv 2500\nhum_mv 100 50\nhit 1 1000 1000 slap rise=500\nhit 2 1000 1000 slap rise=500\n"
+
+    def render(extra: str) -> list[float]:
+        path = tmp_path / "g.scn"
+        path.write_text(head + extra)
+        out = subprocess.run([str(exe), str(path)], capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        return [float(v) for v in out.stdout.split()]
+
+    bias = 2500.0 if frontend == "biased" else 0.0
+    plain = [v + bias for v in render("")] if frontend == "halfwave" else render("")
+    assert min(abs(v) for v in plain) > 500  # (the slaps' rise, with hum: something to divide)
+    one = render("gain 0.5\n")
+    per_pad = render("gain 0.5 0.8 1 1 1 1 1 1\n")
+    if frontend == "halfwave":
+        assert one == render("") and per_pad == render("")
+    else:
+        assert one == pytest.approx([v * 0.5 for v in plain], abs=2e-3)  # (printed to a thousandth)
+        assert per_pad == pytest.approx([plain[0] * 0.5, plain[1] * 0.8], abs=2e-3)
+    for bad in ("gain 0\n", "gain 1.2\n", "gain 0.5 0.5\n", "gain x\n"):
+        path = tmp_path / "bad.scn"
+        path.write_text(head + bad)
+        assert subprocess.run([str(exe), str(path)], capture_output=True, text=True).returncode != 0, bad
