@@ -352,13 +352,18 @@ class Electrical:
         return lines
 
 
+def _front_end_gain(g: float) -> float:
+    """``g`` if it can be a front end's gain (more than 0, at most 1), else ValueError."""
+    if not 0.0 < g <= 1.0:
+        raise ValueError(f"frontend_gain must be more than 0 and at most 1, got {g}")
+    return g
+
+
 def draw_gains(rng: random.Random, nominal: float) -> tuple[float, ...]:
     """Each pad's front-end gain: a capacitor across the disc sized to give ``nominal`` with the
     nominal disc, ``C / C_disc = (1 - nominal) / nominal``, and each disc's capacitance within
     DISC_CAPACITANCE of its nominal (0.7 gives 0.65-0.74)."""
-    if not 0.0 < nominal <= 1.0:
-        raise ValueError(f"a front-end gain is more than 0 and at most 1, got {nominal}")
-    ratio = (1.0 - nominal) / nominal
+    ratio = (1.0 - _front_end_gain(nominal)) / nominal
     out = []
     for _ in range(PADS):
         c = rng.uniform(*DISC_CAPACITANCE)
@@ -733,8 +738,8 @@ def generate(rounds: int, seed: int, players: tuple[int, int] = (2, 8), frontend
         raise ValueError(f"table_rounds must be within 1..{TABLE_ROUNDS_MAX}, got {table_rounds}")
     most_rounds = table_rounds or MAX_ROUNDS_PER_FILE
     most_events = LONG_TABLE_MAX_EVENTS if table_rounds else MAX_EVENTS_PER_FILE
-    if frontend_gain is not None and not 0.0 < frontend_gain <= 1.0:
-        raise ValueError(f"frontend_gain must be more than 0 and at most 1, got {frontend_gain}")
+    if frontend_gain is not None:
+        _front_end_gain(frontend_gain)  # (before any round is drawn)
     if warmup and not 1 <= warmup_slaps <= WARMUP_SLAPS_MAX:
         raise ValueError(f"warmup_slaps must be within 1..{WARMUP_SLAPS_MAX}, got {warmup_slaps}")
     rng = random.Random(seed)

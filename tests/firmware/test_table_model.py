@@ -266,16 +266,22 @@ int main(int argc, char **argv) {
 """
 
 
+def _with_scenario_c(tmp_path: Path, name: str, source: str) -> Path:
+    """``source`` (C, a main over scenario.h) built with firmware/sim/scenario.c by the host's gcc."""
+    if shutil.which("gcc") is None:
+        pytest.skip("needs gcc")
+    src = tmp_path / f"{name}.c"
+    src.write_text(source)
+    exe = tmp_path / name
+    subprocess.run(["gcc", "-std=c99", "-O1", "-I", str(SIM), "-o", str(exe), str(src), str(SIM / "scenario.c"), "-lm"],
+                   check=True, capture_output=True)
+    return exe
+
+
 def test_the_c_side_reads_every_file_as_the_truth_says(tmp_path: Path) -> None:
     """scenario.c (the harness's and the host tests' loader) parses the generated and the fixed files,
     every event with the pad, time, peak, expectation, polarity and rise the truth holds."""
-    if shutil.which("gcc") is None:
-        pytest.skip("needs gcc")
-    src = tmp_path / "loader.c"
-    src.write_text(C_LOADER)
-    exe = tmp_path / "loader"
-    subprocess.run(["gcc", "-std=c99", "-O1", "-I", str(SIM), "-o", str(exe), str(src), str(SIM / "scenario.c"), "-lm"],
-                   check=True, capture_output=True)
+    exe = _with_scenario_c(tmp_path, "loader", C_LOADER)
     long_table = tm.generate(90, seed=6, prefix="long", table_rounds=90)[0]  # (thousands of events: SCN_MAX_EVENTS holds them)
     files = tm.generate(30, seed=5) + [long_table] + tm.hardest_cases()
     assert long_table.events > 2000
@@ -349,13 +355,7 @@ int main(int argc, char **argv) {
 def test_the_c_side_divides_a_pads_signal_and_hum_by_its_gain(frontend: str, tmp_path: Path) -> None:
     """scenario.c renders a ``gain`` line (one value, or one a pad) on the biased input, hum included,
     and the halfwave input (the old wiring) ignores it; a bad gain line is refused."""
-    if shutil.which("gcc") is None:
-        pytest.skip("needs gcc")
-    src = tmp_path / "render.c"
-    src.write_text(C_RENDER)
-    exe = tmp_path / "render"
-    subprocess.run(["gcc", "-std=c99", "-O1", "-I", str(SIM), "-o", str(exe), str(src), str(SIM / "scenario.c"), "-lm"],
-                   check=True, capture_output=True)
+    exe = _with_scenario_c(tmp_path, "render", C_RENDER)
     head = f"frontend {frontend}\nbias_mv 2500\nhum_mv 100 50\nhit 1 1000 1000 slap rise=500\nhit 2 1000 1000 slap rise=500\n"
 
     def render(extra: str) -> list[float]:
