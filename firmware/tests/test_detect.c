@@ -179,21 +179,23 @@ static void test_touch_off(void) {
     static scenario_t s;
     scn_init(&s);
     s.duration_us = 200000;
-    scn_add_hit(&s, 1, 50000, 700, SCN_EXPECT_NONE);
+    scn_add_hit(&s, 1, 50000, 500, SCN_EXPECT_NONE); /* 102 counts: between the default thresholds */
     detect_t d;
+    detect_init(&d, 8);
+    static hits_t h;
+    CHECK(count_hits(&s, &d, &h) == 1 && !h.hit[0].is_slap, "defaults: a 102-count contact is a touch, got %d hits", h.n);
     detect_init(&d, 8);
     d.pad[1].touch = 0; /* touches off: detection starts at the slap threshold */
     detect_settings_changed(&d);
-    static hits_t h;
     CHECK(count_hits(&s, &d, &h) == 0, "touch 0: a touch-sized contact is ignored, got %d hits", h.n);
     detect_init(&d, 8);
     d.pad[1].touch = 300; /* >= slap: touches off too */
     detect_settings_changed(&d);
     CHECK(count_hits(&s, &d, &h) == 0, "touch >= slap: ignored, got %d hits", h.n);
     detect_init(&d, 8);
-    d.pad[1].slap = 100; /* now the same contact is a slap */
+    d.pad[1].slap = 80; /* now the same contact is a slap */
     detect_settings_changed(&d);
-    CHECK(count_hits(&s, &d, &h) == 1 && h.hit[0].is_slap, "slap 100: a 143-count contact is a slap");
+    CHECK(count_hits(&s, &d, &h) == 1 && h.hit[0].is_slap, "slap 80: a 102-count contact is a slap");
 }
 
 static void test_xtalk_off(void) {
@@ -354,10 +356,14 @@ typedef struct {
  * run them through d, set up afresh, at the scan period in force; h gets
  * the hits, d keeps what it learnt. (s: a scenario with its electrical
  * conditions set.) */
-static void run_shaped_on(scenario_t *s, const shaped_t *ev, int n, uint32_t shift, detect_t *d, hits_t *h) {
+static void add_all_shaped(scenario_t *s, const shaped_t *ev, int n, uint32_t shift) {
     for (int i = 0; i < n; i++)
         add_shaped(s, ev[i].pad0, ev[i].t_us + shift, ev[i].mv, ev[i].expect, ev[i].rise, ev[i].ring, ev[i].hz, ev[i].tau,
                    ev[i].pol);
+}
+
+static void run_shaped_on(scenario_t *s, const shaped_t *ev, int n, uint32_t shift, detect_t *d, hits_t *h) {
+    add_all_shaped(s, ev, n, shift);
     detect_init(d, 8);
     run(s, d, 0, h);
 }
@@ -779,12 +785,36 @@ static void test_nearer_shake_smaller(void) {
     SCAN_PERIOD_US = keep;
 }
 
-/* A slap that barely clipped, with a long first half-wave (a normal hand
- * at ~3.2 V: under half of it at the rails), shakes no pad up to the rails
- * at the default crosstalk of 50 %: a slap at the rails on a neighbour
- * 0.3-0.4 ms later is a slap, whatever the sample phase. A slap far past
- * the rails (12 V: nearly all its first half-wave there) does shake its
- * near neighbour to the rails, and that shake stays out. */
+/* ev (n contacts, shifted) in 150 ms of a quiet table with 5 mV of noise,
+ * every pad's front end of gain `gain` (scenario.h's gain line: 1, the
+ * waveforms at the pin; 0.7, through docs/wiring.md's capacitor across the
+ * disc) and a crosstalk setting of xtalk % on every pad. */
+static void run_shaped_through(scenario_t *s, const shaped_t *ev, int n, uint32_t shift, double gain, uint8_t xtalk,
+                               hits_t *h) {
+    scn_init(s);
+    s->duration_us = 150000;
+    s->noise_mv = 5;
+    for (int k = 0; k < SCN_PADS; k++) s->gain[k] = gain;
+    add_all_shaped(s, ev, n, shift);
+    detect_t d;
+    detect_init(&d, 8);
+    for (int p = 0; p < 8; p++) d.pad[p].xtalk = xtalk;
+    detect_settings_changed(&d);
+    run(s, &d, 0, h);
+}
+
+/* A slap that barely clipped, with a long first half-wave (~3.2 V at the
+ * pin: under half of it at the rails), shakes no pad up to the rails at a
+ * crosstalk of 50 % (2.21.0's default): a slap at the rails on a neighbour
+ * 0.3-0.4 ms later is a slap, whatever the sample phase. (At 2.22.0's 70 %
+ * the share of its first half-wave a source must spend at the rails to
+ * shake a pad there falls to 48 %, and counted generously, a sample gap
+ * more, this source's 43 % is not told apart: the second slap is dropped at
+ * 4 of the 6 phases. The same hands through 2.22.0's front end, 2.2 V at
+ * the pin, do not clip at all, and both are found at the defaults: a hand
+ * must now be ~4.6 V at the disc to clip.) A slap far past the rails (12 V:
+ * nearly all its first half-wave there) does shake its near neighbour to
+ * the rails, and that shake stays out. */
 static void test_barely_clipped_source(void) {
     static scenario_t s;
     unsigned keep = SCAN_PERIOD_US;
@@ -799,9 +829,14 @@ static void test_barely_clipped_source(void) {
             {0, 30500 + lead[i], 870, SCN_EXPECT_NONE, 150, 0.8, 2200, 3000, 1},
         };
         for (uint32_t shift = 37u; shift < 148u; shift += 37u) {
-            run_shaped(&s, ev, 4, shift, 5, &h);
+            run_shaped_through(&s, ev, 4, shift, 1.0, 50u, &h);
             CHECK(hit_near(&h, 0, s.ev[0].t_us) >= 0 && hit_near(&h, 1, s.ev[2].t_us) >= 0,
-                  "both slaps at the rails found, %u us apart (shift %u us): got %d hits", (unsigned)lead[i], shift, h.n);
+                  "crosstalk 50 %%: both slaps at the rails found, %u us apart (shift %u us): got %d hits",
+                  (unsigned)lead[i], shift, h.n);
+            run_shaped_through(&s, ev, 4, shift, 0.7, DETECT_DEFAULT_XTALK, &h);
+            CHECK(h.n == 2 && hit_near(&h, 0, s.ev[0].t_us) >= 0 && hit_near(&h, 1, s.ev[2].t_us) >= 0,
+                  "through the capacitor across the disc, at the defaults: both slaps found, %u us apart (shift %u us): "
+                  "got %d hits", (unsigned)lead[i], shift, h.n);
         }
     }
     const shaped_t hard[] = {
@@ -1155,7 +1190,13 @@ static void test_clipped_shake_in_paced_scans(void) {
  * restarts its contact within the scan through the low-passed deviation:
  * step 23 leaves such a restart undated (a clipped contact's ringing is
  * uneven there), and dated 250 us back it was lost at 2 of the 19, as the
- * 12 V slap's shake (step 23's first build, stop 39). */
+ * 12 V slap's shake (step 23's first build, stop 39).
+ * Since 2.22.0 (LP_MARGIN 10, was 25) that restart comes sooner, and the
+ * slap is lost at 6 of the 19 phases (4 through the capacitor across the
+ * disc, at 6.3 V at the pin): a known cost, taken because the lower margin
+ * loses fewer slaps over the table model's rounds (detect.h, LP_MARGIN).
+ * The check holds the line there: with LP_MARGIN 18 or more it is 0 again. */
+#define RAILS_IN_PACED_SCANS_LOST_KNOWN 6
 static void test_rails_in_time_in_paced_scans(void) {
     static scenario_t s;
     static hits_t h;
@@ -1165,7 +1206,9 @@ static void test_rails_in_time_in_paced_scans(void) {
         run_paced_after_slap(&s, &ringing_slap, shift, 80u, &h);
         if (hit_near(&h, 4, 50600.0 + shift) < 0 || hit_near(&h, 3, 50000.0 + shift) < 0) lost++;
     }
-    CHECK(lost == 0, "a slap ringing at the rails, sampled slower than the slap before it: lost at %d of 19 phases", lost);
+    CHECK(lost <= RAILS_IN_PACED_SCANS_LOST_KNOWN,
+          "a slap ringing at the rails, sampled slower than the slap before it: lost at %d of 19 phases (known: %d)", lost,
+          RAILS_IN_PACED_SCANS_LOST_KNOWN);
 }
 
 static void test_decide_time(void) {
