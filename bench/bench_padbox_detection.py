@@ -557,10 +557,14 @@ def main(argv: list[str] | None = None) -> Report:
     ap.add_argument("--table-rounds", type=int, metavar="N",
                     help=f"each table plays N rounds (1..{table_model.TABLE_ROUNDS_MAX}) instead of ~6: long "
                          "tables, a box that has played on its table for a while (a slow drift shows there)")
-    ap.add_argument("--frontend-gain", type=float, metavar="G",
+    ap.add_argument("--frontend-gain", type=float, metavar="G", default=table_model.FRONTEND_GAIN,
                     help="the new firmware's input through a capacitor across each disc, gain G (0 < G <= 1, each "
-                         "pad's within its disc's tolerance; the hardest cases too): a front end that clips less. "
-                         "The firmware's thresholds must follow it (firmware/experiments/README.md, stop 45)")
+                         "pad's within its disc's tolerance; the hardest cases too; default "
+                         f"{table_model.FRONTEND_GAIN}, docs/wiring.md's CP since firmware 2.22.0). The old "
+                         "firmware's halfwave input has no capacitor and ignores it")
+    ap.add_argument("--no-frontend-gain", dest="frontend_gain", action="store_const", const=None,
+                    help="no capacitor across the discs (the wiring before firmware 2.22.0, whose thresholds "
+                         "were sized for it: build such a firmware to compare)")
     ap.add_argument("--host", action="store_true",
                     help="run the detection core on the host (firmware/sim/hostrun.c: fast, an approximate "
                          "schedule of samples, no scan figures) instead of the image in simavr")

@@ -94,7 +94,7 @@ def test_expectations_are_unambiguous_for_the_box_thresholds(files: list) -> Non
                     assert c.peak_mv - d >= tm.TOUCH_THRESHOLD_MV + tm.TOUCH_LOW_MARGIN_MV
                     assert c.peak_mv + d <= tm.SLAP_THRESHOLD_MV - tm.TOUCH_HIGH_MARGIN_MV
                     assert tm.quiet_for_touch(c.pad, c.t_us, c.rise_us, r.crosstalk), "a feint in the shaking"
-                assert c.clipped == (c.peak_mv > e.headroom_mv(c.pol))
+                assert c.clipped == (c.peak_mv * e.gain_of(c.pad) > e.headroom_mv(c.pol))
     hands = {c.hand for c in _contacts(files)}
     assert hands == {"sharp", "normal", "soft", "touch", "press"}
 
@@ -312,10 +312,12 @@ def test_python_mirror_renders_the_model_like_scenario_c() -> None:
 
 
 def test_a_front_end_gain_divides_each_pads_signal_and_keeps_the_rounds() -> None:
-    """With a capacitor across each disc (``frontend_gain``) the files hold the same rounds, each pad's
-    gain near the nominal within its disc's tolerance, and a contact is clipped only where its peak
-    times its pad's gain reaches a rail; a gain out of (0, 1] is refused."""
-    plain, divided = tm.generate(120, seed=7), tm.generate(120, seed=7, frontend_gain=0.7)
+    """With a capacitor across each disc (``frontend_gain``, FRONTEND_GAIN 0.7 by default since firmware
+    2.22.0) the files hold the same rounds as without one (None), each pad's gain near the nominal
+    within its disc's tolerance, and a contact is clipped only where its peak times its pad's gain
+    reaches a rail; a gain out of (0, 1] is refused."""
+    assert tm.FRONTEND_GAIN == 0.7
+    plain, divided = tm.generate(120, seed=7, frontend_gain=None), tm.generate(120, seed=7)
     ratio = 0.3 / 0.7
     lo, hi = (c / (c + ratio) for c in tm.DISC_CAPACITANCE)
     clipped = {True: 0, False: 0}
