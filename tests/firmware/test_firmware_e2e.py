@@ -24,7 +24,7 @@ from hardware.padbox import SerialPadBox
 
 pytestmark = [pytest.mark.firmware, pytest.mark.slow]
 
-TOUCH_THRESHOLD = 60
+TOUCH_THRESHOLD = 42
 
 
 def start_board(firmware, name: str):

@@ -18,8 +18,8 @@ from hardware import protocol as p
 
 pytestmark = pytest.mark.firmware
 
-#: Firmware defaults (PROTOCOL.md): detection starts at the touch threshold.
-TOUCH_THRESHOLD = 60
+#: Firmware defaults (PROTOCOL.md, since 2.22.0): detection starts at the touch threshold.
+TOUCH_THRESHOLD = 42
 #: The budget for one scan of 8 pads at 16 MHz on a quiet table (the sampler's
 #: period while the loop keeps up: 160 us).
 SCAN_BUDGET_US = 200
@@ -187,12 +187,12 @@ def test_silence_sends_only_hello_and_heartbeats(firmware, tmp_path: Path) -> No
 
 
 def test_commands_change_the_box_at_once(firmware, tmp_path: Path) -> None:
-    """SET takes effect at once (a 143-count contact becomes a slap after
-    SET 2 slap 100), STREAM streams LVL, bad commands get the right ERR,
+    """SET takes effect at once (a 102-count contact becomes a slap after
+    SET 2 slap 80), STREAM streams LVL, bad commands get the right ERR,
     DEFAULTS restores, CFG reports every pad."""
     _, _, events = run_scenario(firmware, "commands", tmp_path)
     oks = [e.command for e in events if isinstance(e, p.Ok)]
-    assert oks == ["SET 2 slap 100", "STREAM 1", "STREAM 0", "DEFAULTS", "CFG"]
+    assert oks == ["SET 2 slap 80", "STREAM 1", "STREAM 0", "DEFAULTS", "CFG"]
     errs = [(e.code, e.command) for e in events if isinstance(e, p.Err)]
     assert errs == [("PAD", "SET"), ("PARAM", "SET"), ("RANGE", "SET")]
     hellos = [e for e in events if isinstance(e, p.Hello)]
@@ -228,7 +228,7 @@ def test_settings_survive_a_reset_only_after_save(firmware, tmp_path: Path) -> N
     assert [e.command for e in events if isinstance(e, p.Ok)] == ["SET 3 slap 321", "SET 5 xwin 7000", "SAVE"]
     run_script(firmware, tmp_path, "unsaved", "duration_us 80000\nsend 20000 SET 3 slap 999\n", eeprom)
     cfg = pad_configs(run_script(firmware, tmp_path, "second", "duration_us 80000\nsend 20000 CFG\n", eeprom))
-    assert cfg[3]["slap"] == 321 and cfg[5]["xwin"] == 7000 and cfg[1]["slap"] == 200
+    assert cfg[3]["slap"] == 321 and cfg[5]["xwin"] == 7000 and cfg[1]["slap"] == 140
 
 
 def test_a_corrupt_eeprom_means_factory_settings(firmware, tmp_path: Path) -> None:
@@ -242,7 +242,7 @@ def test_a_corrupt_eeprom_means_factory_settings(firmware, tmp_path: Path) -> No
     raw[4 + 16 * 3 + 2] ^= 0x01  # pad 4's touch threshold, low byte
     eeprom.write_bytes(bytes(raw))
     cfg = pad_configs(run_script(firmware, tmp_path, "check", check, eeprom))
-    assert cfg[4]["touch"] == 60 and all(c["slap"] == 200 for c in cfg.values())
+    assert cfg[4]["touch"] == 42 and all(c["slap"] == 140 for c in cfg.values())
 
 
 def test_button_box_gives_one_hit_per_bouncing_press(firmware, tmp_path: Path) -> None:

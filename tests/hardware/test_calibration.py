@@ -43,12 +43,12 @@ CASES: list[dict[str, Any]] = [
     {
         "id": "a neighbour picking up most of the slap is a risk",
         "pad": 1,
-        "slap": [Z, [700, 420, 0, 0], Z, [800, 400, 0, 0], Z],
+        "slap": [Z, [700, 560, 0, 0], Z, [800, 600, 0, 0], Z],
         "touch": [[80, 0, 0, 0], Z],
         "slaps": [700, 800], "touches": [80], "ignored": [],
         "suggested": {"slap": 237, "touch": 40}, "separable": True,
-        "crosstalk": {2: (60, "risk", 420)},
-        "problems": ["pad 2 read 60%", "crosstalk limit of 50%"],
+        "crosstalk": {2: (80, "risk", 560)},
+        "problems": ["pad 2 read 80%", "crosstalk limit of 70%"],
     },
     {
         "id": "touches as hard as slaps cannot be separated",
