@@ -374,11 +374,16 @@ static void run_shaped_in(scenario_t *s, const shaped_t *ev, int n, uint32_t shi
     run_shaped_on(s, ev, n, shift, &d, h);
 }
 
-/* The same in 150 ms of a quiet table with noise_mv of noise. */
-static void run_shaped(scenario_t *s, const shaped_t *ev, int n, uint32_t shift, double noise_mv, hits_t *h) {
+/* s set up afresh as 150 ms of a quiet table with noise_mv of noise. */
+static void quiet_table(scenario_t *s, double noise_mv) {
     scn_init(s);
     s->duration_us = 150000;
     s->noise_mv = noise_mv;
+}
+
+/* The same in 150 ms of a quiet table with noise_mv of noise. */
+static void run_shaped(scenario_t *s, const shaped_t *ev, int n, uint32_t shift, double noise_mv, hits_t *h) {
+    quiet_table(s, noise_mv);
     run_shaped_in(s, ev, n, shift, h);
 }
 
@@ -795,9 +800,7 @@ static void test_nearer_shake_smaller(void) {
  * disc) and a crosstalk setting of xtalk % on every pad. */
 static void run_shaped_through(scenario_t *s, const shaped_t *ev, int n, uint32_t shift, double gain, uint8_t xtalk,
                                hits_t *h) {
-    scn_init(s);
-    s->duration_us = 150000;
-    s->noise_mv = 5;
+    quiet_table(s, 5);
     for (int k = 0; k < SCN_PADS; k++) s->gain[k] = gain;
     add_all_shaped(s, ev, n, shift);
     detect_t d;

@@ -24,8 +24,6 @@ from hardware.padbox import SerialPadBox
 
 pytestmark = [pytest.mark.firmware, pytest.mark.slow]
 
-TOUCH_THRESHOLD = 42
-
 
 def start_board(firmware, name: str):
     """The harness running a scenario in real time on a pseudo-terminal; yields (path, scenario)."""
