@@ -185,6 +185,24 @@ static int16_t dev_back(const detect_pad_state_t *s, uint8_t age, int8_t pol) {
     int16_t v = deviation(s->hist_r[(uint8_t)(s->hist_at - age) & (DETECT_HIST - 1u)], rest_q4_at(s, age));
     return pol < 0 ? (int16_t)-v : v;
 }
+/* How long the first half-wave of s's contact took from its onset to its
+ * peak, in us, as far as the history before the newest sample shows (0:
+ * the peak is older than that): step 26. */
+static COLD uint16_t rise_to_peak_us(const detect_pad_state_t *s) {
+    uint8_t best = 0;
+    int16_t most = INT16_MIN;
+    for (uint8_t age = 2; age <= DETECT_HIST; age++) {
+        int16_t v = dev_back(s, age, s->pol);
+        if (v > most) {
+            most = v;
+            best = age;
+        }
+    }
+    /* (the rest is predicted back along its slope: a count or two off) */
+    if (most + 2 < (int16_t)s->c.peak) return 0;
+    int16_t r = (int16_t)(s->hist_t[(uint8_t)(s->hist_at - best) & (DETECT_HIST - 1u)] - (uint16_t)s->c.onset_us);
+    return r < 0 ? 0u : (uint16_t)r;
+}
 /* (an age from a count back: 0 is the oldest, DETECT_HIST) */
 static uint8_t age_of(uint8_t n) {
     n &= DETECT_HIST - 1u;
@@ -1433,23 +1451,33 @@ static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
             start_contact(d, s, pad, e, raw, t_us);
             return;
         }
-        if ((s->c.flags & (DETECT_C_LOBE | DETECT_C_TURNED)) == DETECT_C_TURNED && pd > (int16_t)(2u * s->c.peak + s->thr) &&
-            take_work(d)) {
+        uint8_t landed = 0;
+        if ((s->c.flags & (DETECT_C_LOBE | DETECT_C_TURNED)) == DETECT_C_TURNED && pd > (int16_t)(2u * s->c.peak + s->thr)) {
             /* Risen again, to more than twice what the first half-wave
-             * reached before it turned: that was a neighbour's shake, and a
-             * hand lands now. It starts afresh, as from rest (the walk back
-             * stops at the turn). */
-            s->state = DETECT_REST;
-            start_contact(d, s, pad, e, raw, t_us);
-            return;
+             * reached before it turned. If that half-wave was a slap's and
+             * rose more slowly than a shake's does (step 26), it was a
+             * hand's, and what lands on it now a neighbour's shake: the
+             * hand's half-wave ends here, and its contact goes on. */
+            if (DETECT_SLOW_RISE_KEEPS && s->c.peak >= d->pad[pad].slap &&
+                rise_to_peak_us(s) > detect_sharp_us(d) / 2u) {
+                landed = 1;
+            } else if (take_work(d)) {
+                /* Else the half-wave was a neighbour's shake, and a hand
+                 * lands now. It starts afresh, as from rest (the walk back
+                 * stops at the turn). */
+                s->state = DETECT_REST;
+                start_contact(d, s, pad, e, raw, t_us);
+                return;
+            }
         }
         int16_t lobe_end = (int16_t)(s->c.peak >> LOBE_END_SHIFT);
-        if (!(s->c.flags & DETECT_C_LOBE) && pd <= lobe_end) {
+        if (!(s->c.flags & DETECT_C_LOBE) && (pd <= lobe_end || landed)) {
             /* Back (nearly) through rest: the first half-wave is over, where
              * the line from the last sample to this one crossed the level (to
-             * a quarter of the gap: no division in the sample's path). */
+             * a quarter of the gap: no division in the sample's path); cut
+             * short by a shake landing on it: at the last sample before. */
             uint16_t dt = (uint16_t)((uint16_t)t_us - s->last_t), part = 0;
-            if (s->last_pd > lobe_end) {
+            if (s->last_pd > lobe_end && !landed) {
                 uint16_t above = (uint16_t)(s->last_pd - lobe_end), fall = (uint16_t)(s->last_pd - pd);
                 for (uint8_t k = 1; k < 4u && above * 4u > fall * k; k++) part = (uint16_t)(part + (dt >> 2));
             }

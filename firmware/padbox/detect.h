@@ -41,7 +41,10 @@
  *      lobe that turns back and rises again past twice its peak, or whose
  *      rise turns into a step more than twice the one before it (a knee:
  *      a single pulse's steps only shrink), was a shake with a hand landing
- *      on it: the contact starts afresh there.
+ *      on it: the contact starts afresh there. Unless the lobe before the
+ *      turn was a slap's that rose more slowly than a shake (step 26): then
+ *      it was a slow hand's, the new rise a neighbour's shake landing on
+ *      it, and the hand's contact goes on with its onset.
  *   4. NEW CONTACT ON A MOVING PAD: while a pad rings (a neighbour's shake,
  *      or its own earlier contact), a new contact starts where the signal
  *      does what the ringing cannot: |d| past the ringing's level plus a
@@ -158,6 +161,14 @@ extern "C" {
  * (never later than the walk back dates it; 0: step 23 off). */
 #ifndef DETECT_LP_BACK_US
 #define DETECT_LP_BACK_US 250u
+#endif
+/* Step 26: a first half-wave that reached the slap threshold and peaked
+ * later after its onset than half of detect_sharp_us() (a shake peaks
+ * sooner), then rose again past twice its peak, was a hand's with a
+ * neighbour's shake landing on it: the hand's contact goes on (its
+ * half-wave ends there), not afresh from the shake (0: step 26 off). */
+#ifndef DETECT_SLOW_RISE_KEEPS
+#define DETECT_SLOW_RISE_KEEPS 1
 #endif
 /* Step 13: the table's shakes' first half-wave, learnt as the running
  * median of the contacts that are shakes by size and time alone (off the
