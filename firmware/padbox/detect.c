@@ -1832,9 +1832,14 @@ static uint8_t crosstalk_source(detect_t *d, const detect_pad_state_t *s, uint8_
     else k.share = clipping_share_pct(k.xtalk);
     /* (what does not depend on the other pad, worked out once: most pads
      * are out at the loop's first checks) louder than the ringing it rose
-     * out of, louder than the shake it last had */
+     * out of, louder than the shake it last had (step 27: over half of
+     * it, above the ringing it rose out of; 2.22.0's rule: an eighth over it) */
     k.loud = peak > s->under + (s->under >> 2) + 2u * s->thr;
+#if DETECT_SHAKE_ONCE
+    k.louder_again = k.mine > (s->xt_peak >> 1);
+#else
     k.louder_again = k.mine > s->xt_peak + (s->xt_peak >> 3);
+#endif
     k.onset = c->onset_us;
     k.best = 0xFFu;
     k.best_before = 0;

@@ -170,6 +170,13 @@ extern "C" {
 #ifndef DETECT_SLOW_RISE_KEEPS
 #define DETECT_SLOW_RISE_KEEPS 1
 #endif
+/* Step 27: a source's contact shakes a pad once. A new contact on that
+ * pad, over half the size of the shake it last had from it (above the
+ * ringing it rose out of), is no second shake of the same contact (0: as
+ * before 2.23.0, only one an eighth louder than that shake). */
+#ifndef DETECT_SHAKE_ONCE
+#define DETECT_SHAKE_ONCE 1
+#endif
 /* Step 13: the table's shakes' first half-wave, learnt as the running
  * median of the contacts that are shakes by size and time alone (off the
  * rails, DETECT_SHAKE_LOBE_RATIO times smaller than a contact that began

@@ -847,6 +847,38 @@ static void test_slow_hand_under_a_shake(void) {
     SCAN_PERIOD_US = keep;
 }
 
+/* Step 27: a bench round (seed 20261201, table_061): pad 5's 9.2 V slap
+ * shakes pad 6 (1.6 V, dropped as its shake), and 2.6 ms later, on that
+ * pad still ringing, its player's own 2 V slap. Pad 5's contact shook pad
+ * 6 once: the slap, over half that shake above the ringing it rose out
+ * of, is no second shake of it. Found at every phase of the samples,
+ * within 150 us of its contact (2.22.0's rule, a contact an eighth louder
+ * than the shake: -DDETECT_SHAKE_ONCE=0, lost at 10 of 19). Through
+ * 2.22.0's front end (gain 0.7). */
+static void test_a_slap_shakes_a_pad_once(void) {
+    static scenario_t s;
+    unsigned keep = SCAN_PERIOD_US;
+    SCAN_PERIOD_US = 148u;
+    static hits_t h;
+    const shaped_t ev[] = {
+        {4, 50000, 9229, SCN_EXPECT_SLAP, 232, 0.66, 813, 7823, 1},   /* the neighbour's hard slap */
+        {5, 50375, 1615, SCN_EXPECT_NONE, 110, 0.83, 2305, 3371, -1}, /* its shake on pad 6 */
+        {5, 52956, 2018, SCN_EXPECT_SLAP, 314, 0.46, 1589, 6223, 1},  /* the player's own slap */
+    };
+    int lost = 0, late = 0, shakes = 0, phases = 0;
+    for (uint32_t shift = 0; shift < 148u; shift += 8u, phases++) {
+        run_shaped_through(&s, ev, 3, shift, 0.7, DETECT_DEFAULT_XTALK, &h);
+        int k = hit_near(&h, 5, s.ev[2].t_us);
+        if (k < 0 || !h.hit[k].is_slap) lost++;
+        else if (fabs((double)h.hit[k].onset_us - s.ev[2].t_us) > 150.0) late++;
+        if (hit_near(&h, 5, s.ev[1].t_us) >= 0 && hit_near(&h, 5, s.ev[1].t_us) != k) shakes++;
+    }
+    CHECK(lost == 0, "a slap on a pad a neighbour's slap shook 2.6 ms before: lost at %d of %d phases", lost, phases);
+    CHECK(late == 0, "... and dated over 150 us off its contact at %d of %d phases", late, phases);
+    CHECK(shakes == 0, "... and the shake before it reported at %d of %d phases", shakes, phases);
+    SCAN_PERIOD_US = keep;
+}
+
 /* A slap that barely clipped, with a long first half-wave (~3.2 V at the
  * pin: under half of it at the rails), shakes no pad up to the rails at a
  * crosstalk of 50 % (2.21.0's default): a slap at the rails on a neighbour
@@ -1329,6 +1361,7 @@ int main(int argc, char **argv) {
     test_hand_on_ringing_pad();
     test_knee();
     test_slow_hand_under_a_shake();
+    test_a_slap_shakes_a_pad_once();
     test_disc_learnt();
     test_pair_delay_learnt();
     test_pair_delay_on_a_moving_pad();
