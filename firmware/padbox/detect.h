@@ -85,7 +85,10 @@
  *      only if no louder than the ringing it rose out of. A shake shakes
  *      nothing, but one dropped at the rails (both sizes estimates) may
  *      have been a slap: when no other contact explains one that began
- *      within DETECT_XT_DOUBT_US after it, it may.
+ *      within DETECT_XT_DOUBT_US after it, it may. A contact shakes a
+ *      pad once: a later contact there, over half the shake it last had
+ *      from that contact (above the ringing it rose out of), is no second
+ *      shake of it (step 27).
  *      Sharp is learnt too: a table whose shakes come slower (a soft top,
  *      a low ringing) has them judged by its own shakes' first half-wave
  *      (detect_sharp_us; step 13), never by less than
