@@ -46,7 +46,7 @@ CASES = ["clipped_neighbour", "eight_within_1ms", "hum_touches", "quiet_first_sl
 NOT_YET = {
     ("shaken_then_slapped", "found"): "a slap within ~0.5 ms of the shake on its pad is dated to the shake or lost",
     ("eight_within_1ms", "found"): "some slaps are lost or dated late: 2 of 24 on the host at 148 us a scan, "
-                                   "2-4 on the image (2.13.0's to 2.22.0's), whose sampling slows to 200-400 us a scan "
+                                   "2-4 on the image (2.13.0's to 2.23.0's), whose sampling slows to 200-400 us a scan "
                                    "while eight pads start at once",
 }
 #: A HIT line is on the wire this soon after its onset, or sooner: the box holds lines back in a
