@@ -1810,20 +1810,30 @@ static uint8_t crosstalk_source(detect_t *d, const detect_pad_state_t *s, uint8_
      * unless it is a swell of the pad's ringing (step 22) */
     if (!sharp(c) && peak >= cfg->slap && !ringing_swell(s, c, peak)) {
         /* (step 13: unless a louder contact just before makes it a shake all the same; a
-         * look of its own, the cheap checks only: hands are few, and so are shakes this slow) */
-        if (louder) {
+         * look of its own, the cheap checks only: hands are few, and so are shakes this slow.
+         * Step 28: a first half-wave at most DETECT_OVERLAP_LOBE_US longer than a shake's, off
+         * the rails, far quieter than a contact just before, was the shakes of two or three
+         * slaps overlapping: judged as a shake, by the look below) */
+        uint8_t overlap = DETECT_OVERLAP_X10 && !DETECT_CLIPPED(c) && (c->flags & DETECT_C_LOBE) &&
+                          c->lobe_us <= (uint16_t)(detect_sharp_us(d) + DETECT_OVERLAP_LOBE_US);
+        if (louder || overlap) {
             const detect_pad_state_t *os = d->st;
             for (uint8_t j = 0; j < d->npads; j++, os++) {
                 const detect_contact_t *o = &os->c;
                 if ((o->flags & (DETECT_C_LIVE | DETECT_C_XTALK)) != DETECT_C_LIVE || j == pad) continue;
                 int32_t gap = since(c->onset_us, o->onset_us);
-                if (gap <= k.xwin && louder_before(o, gap, &k)) {
+                if (gap > k.xwin) continue;
+                if (louder && louder_before(o, gap, &k)) {
                     learn_shake_lobe(d, c);
-                    break;
+                    louder = 0; /* (learnt: not again below) */
                 }
+                if (overlap == 1u && gap > (int32_t)DETECT_XT_EARLY_US &&
+                    (uint32_t)estimated_peak(o) * 10u >= (uint32_t)peak * DETECT_OVERLAP_X10)
+                    overlap = 2u;
+                if (!louder && overlap != 1u) break;
             }
         }
-        return 0xFFu;
+        if (overlap != 2u) return 0xFFu;
     }
     if (c->clipped_us > DETECT_XT_CLIP_MAX_US) return 0xFFu; /* longer at the rails than any shake */
     k.mine = peak;

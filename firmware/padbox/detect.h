@@ -180,6 +180,20 @@ extern "C" {
 #ifndef DETECT_SHAKE_ONCE
 #define DETECT_SHAKE_ONCE 1
 #endif
+/* Step 28: a first half-wave longer than a shake's (not sharp) but by no
+ * more than DETECT_OVERLAP_LOBE_US, off the rails, of a contact that a
+ * contact on another pad DETECT_OVERLAP_X10 / 10 times as loud (its
+ * estimated peak) began DETECT_XT_EARLY_US to xwin_us before, is judged
+ * as a shake may be, not taken for a hand's push at once: the shakes of
+ * two or three slaps overlapping make first half-waves of up to ~0.65 ms,
+ * and a player's slap that quiet just after one that loud is rare (0: step
+ * 28 off). */
+#ifndef DETECT_OVERLAP_X10
+#define DETECT_OVERLAP_X10 70u
+#endif
+#ifndef DETECT_OVERLAP_LOBE_US
+#define DETECT_OVERLAP_LOBE_US 160u
+#endif
 /* Step 13: the table's shakes' first half-wave, learnt as the running
  * median of the contacts that are shakes by size and time alone (off the
  * rails, DETECT_SHAKE_LOBE_RATIO times smaller than a contact that began
