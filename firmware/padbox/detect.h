@@ -95,7 +95,11 @@
  *      DETECT_XT_LOBE_US. Nor is a contact on a moving pad a hand's push
  *      for being unsharp when its first half-wave lasted 1.4 ms or more
  *      and it rose no higher than the ringing it rose out of: the
- *      ringing's swell (step 22).
+ *      ringing's swell (step 22). Nor is a contact off the rails whose
+ *      first half-wave is at most DETECT_OVERLAP_LOBE_US longer than a
+ *      sharp one's, when a contact DETECT_OVERLAP_X10 / 10 times as loud
+ *      began on another pad just before it: two slaps' shakes overlapping
+ *      into one first half-wave (step 28).
  *   6. REPORT a slap if the (estimated) peak reaches the slap threshold,
  *      else a touch: a light contact must be a finger's push (began at
  *      rest, a first half-wave of DETECT_TOUCH_LOBE_US or more, over within
