@@ -1814,6 +1814,7 @@ static uint8_t crosstalk_source(detect_t *d, const detect_pad_state_t *s, uint8_
          * Step 28: a first half-wave at most DETECT_OVERLAP_LOBE_US longer than a shake's, off
          * the rails, far quieter than a contact just before, was the shakes of two or three
          * slaps overlapping: judged as a shake, by the look below) */
+        /* (overlap: 0 not asked, 1 a loud contact still looked for, 2 found) */
         uint8_t overlap = DETECT_OVERLAP_X10 && !DETECT_CLIPPED(c) && (c->flags & DETECT_C_LOBE) &&
                           c->lobe_us <= (uint16_t)(detect_sharp_us(d) + DETECT_OVERLAP_LOBE_US);
         if (louder || overlap) {

@@ -387,6 +387,17 @@ static void run_shaped(scenario_t *s, const shaped_t *ev, int n, uint32_t shift,
     run_shaped_in(s, ev, n, shift, h);
 }
 
+/* One phase of the sweeps below: the events through the front end (gain),
+ * the samples shifted by shift us, in duration_us of a quiet table with 5
+ * mV of noise. */
+static void run_at_phase(scenario_t *s, hits_t *h, const shaped_t *ev, int n, uint32_t duration_us, double gain,
+                         uint32_t shift) {
+    quiet_table(s, 5);
+    s->duration_us = duration_us;
+    for (int p = 0; p < SCN_PADS; p++) s->gain[p] = gain;
+    run_shaped_in(s, ev, n, shift, h);
+}
+
 /* Sweep the samples' phase: run ev (n contacts) at every 8 us of a 148 us
  * scan, in duration_us of a quiet table with 5 mV of noise, every pad's
  * front end of gain `gain` (scenario.h's gain line: 1, the waveforms at
@@ -395,17 +406,6 @@ static void run_shaped(scenario_t *s, const shaped_t *ev, int n, uint32_t shift,
  * *worst gets its largest onset error where it was, *phases how many
  * phases were run, and *other_hits (unless NULL) at how many phases its
  * pad reported any other hit too. */
-/* One phase of the sweeps below: the events through the front end (gain),
- * the samples shifted by shift us, 5 mV of noise. */
-static void run_at_phase(scenario_t *s, hits_t *h, const shaped_t *ev, int n, uint32_t duration_us, double gain,
-                         uint32_t shift) {
-    scn_init(s);
-    s->duration_us = duration_us;
-    s->noise_mv = 5;
-    for (int p = 0; p < SCN_PADS; p++) s->gain[p] = gain;
-    run_shaped_in(s, ev, n, shift, h);
-}
-
 static int slap_lost_at_phases(const shaped_t *ev, int n, uint32_t duration_us, double gain, int which, double *worst,
                                int *phases, int *other_hits) {
     static scenario_t s;
