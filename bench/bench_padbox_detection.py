@@ -193,6 +193,9 @@ class Tally:
     touches: Counter = field(default_factory=Counter)
     presses: Counter = field(default_factory=Counter)
     false: Counter = field(default_factory=Counter)  # (kind, cause) -> n
+    # false slaps on a pad whose player had not slapped yet (in the round's window, before the player's
+    # own slap): the only false slaps the referee can be misled by (it ignores pads with no player)
+    false_before_player: int = 0
     errors: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     pairs: Counter = field(default_factory=Counter)
     verdicts: Counter = field(default_factory=Counter)
@@ -288,6 +291,8 @@ class Tally:
                 cause = "other"
             self.false[(h.kind, cause)] += 1
             self.example(f"false {h.kind}", f"{sf.name} pad {h.pad} at {h.t_us} us peak {h.peak} ({cause})")
+            if h.kind == "S" and _before_players_slap(sf, h):
+                self.false_before_player += 1
         by_contact = {id(contacts[k][0]): hits[i] for k, i in match.items()}
         for r in sf.rounds:
             self._round(sf, r, hits, by_contact)
@@ -335,6 +340,15 @@ class Tally:
                 self.verdicts[f"{which} wrong"] += 1
                 self.example(f"{which} slapper wrong", f"{sf.name} round {r.index} ({r.case}): truth pad {truth}, "
                              f"reported {said}; gap {gap:.0f} us")
+
+
+def _before_players_slap(sf: Any, h: HitSeen) -> bool:
+    """Whether hit h fell in a round's window (the referee's, as in Tally._round) on the pad of a player of
+    that round, before that player's own slap: a false slap there can make the player seem earlier."""
+    for r in sf.rounds:
+        if r.start_us - 5000 <= h.t_us < r.start_us + sf.spacing_us - 5000 and h.pad in r.players:
+            return any(c.pad == h.pad and c.t_us > h.t_us for c in r.slaps())
+    return False
 
 
 def _match(contacts: Sequence[tuple[Any, Any]], hits: Sequence[HitSeen]) -> dict[int, int]:
@@ -430,6 +444,7 @@ def build_table(fws: Sequence[Firmware], main: dict[str, Tally], hum: dict[str, 
     t.row("false slaps: crosstalk / other / start-up",
           [f"{c.false[('S', 'crosstalk')]} / {c.false[('S', 'other')]} / {c.false[('S', 'start-up')]}" for c in cols],
           TARGETS["false"])
+    t.row("  on a player's pad before his slap", [str(c.false_before_player) for c in cols])
     t.row("false touches: crosstalk / other / start-up",
           [f"{c.false[('T', 'crosstalk')]} / {c.false[('T', 'other')]} / {c.false[('T', 'start-up')]}" for c in cols],
           TARGETS["false"])
@@ -726,7 +741,8 @@ def _without_seeds(argv: Sequence[str]) -> list[str]:
 
 
 #: The figures summed over seeds (counts; the rest are per seed only).
-SUMMED = ("slaps", "slaps_dropped", "slaps_as_touch", "false_slaps", "false_touches", "order_wrong",
+SUMMED = ("slaps", "slaps_dropped", "slaps_as_touch", "false_slaps", "false_slaps_before_player", "false_touches",
+          "order_wrong",
           "verdict_first_wrong", "verdict_last_wrong")
 
 
@@ -762,6 +778,8 @@ def _figures(report: Report, fws: Sequence[Firmware], main_t: dict[str, Tally], 
         report.figure(f"{pre}.touches_missed", c.touches["missed"] + c.touches["as_slap"], "touches",
                       f"missed or reported as slap, of {c.touches['total']}")
         report.figure(f"{pre}.false_slaps", sum(v for (k, _), v in c.false.items() if k == "S"), "hits", "[target 0]")
+        report.figure(f"{pre}.false_slaps_before_player", c.false_before_player, "hits",
+                      "false slaps on a player's pad before his own slap (what can mislead the referee)")
         report.figure(f"{pre}.false_touches", sum(v for (k, _), v in c.false.items() if k == "T"), "hits",
                       "[target 0]")
         report.figure(f"{pre}.hum_false_hits", sum(h.false.values()), "hits", "10 s of hum [target 0]")
