@@ -138,14 +138,39 @@ static COLD uint8_t pair_delay_bound(const detect_t *d, uint8_t a, uint8_t b) {
     return bound;
 }
 
+/* Step 29: the table's least delay, in DETECT_PAIR_UNIT_US, from the pairs
+ * known so far: DETECT_FLOOR_PCT % of the shortest of them, once
+ * DETECT_FLOOR_PAIRS are known (0: not yet), at most DETECT_FLOOR_MAX_US.
+ * Worked out when asked, for a candidate source that fits in every other
+ * way and began less than DETECT_FLOOR_MAX_US before (no byte of RAM is
+ * kept for it: the stack's headroom has none to spare). */
+static COLD uint8_t delay_floor(const detect_t *d) {
+    uint8_t known = 0, least = 0x7Fu;
+    for (uint8_t q = 0; q < DETECT_PAIRS; q++) {
+        uint8_t v = d->pair_delay[q];
+        if (!(v & DETECT_PAIR_KNOWN)) continue;
+        known++;
+        if ((uint8_t)(v & 0x7Fu) < least) least = (uint8_t)(v & 0x7Fu);
+    }
+    if (known < DETECT_FLOOR_PAIRS) return 0;
+    uint8_t floor = (uint8_t)((uint16_t)least * DETECT_FLOOR_PCT / 100u);
+    return floor > DETECT_FLOOR_MAX_US / DETECT_PAIR_UNIT_US ? (uint8_t)(DETECT_FLOOR_MAX_US / DETECT_PAIR_UNIT_US) : floor;
+}
+
 /* Whether pad j, which fits in every other way as the source of the
- * contact on pad that began gap us after j's, is ruled out by the bound of
- * their pair (not yet known) through a third pad: more than
- * DETECT_PAIR_BOUND_EARLY_US sooner than vibration can take. A function of
- * its own, called once in the looks' loop, so that the loop compiles much
- * as without it. */
+ * contact on pad that began gap us after j's, is ruled out for their pair
+ * (not yet known): more than DETECT_XT_EARLY_US sooner than the table's
+ * least delay (step 29), or more than DETECT_PAIR_BOUND_EARLY_US sooner
+ * than the bound through a third pad (step 25). A function of its own,
+ * called once in the looks' loop, so that the loop compiles much as
+ * without it. */
 static COLD uint8_t bound_rules_out(const detect_t *d, uint8_t j, uint8_t pad, int32_t gap) {
-    if (!DETECT_PAIR_BOUND_EARLY_US || (d->pair_delay[pair_slot(j, pad)] & DETECT_PAIR_KNOWN)) return 0;
+    if (d->pair_delay[pair_slot(j, pad)] & DETECT_PAIR_KNOWN) return 0;
+    /* (step 29: sooner than the table's least delay allows) */
+    if (DETECT_FLOOR_PCT && gap < DETECT_FLOOR_MAX_US - (int32_t)DETECT_XT_EARLY_US &&
+        gap < (int32_t)delay_floor(d) * DETECT_PAIR_UNIT_US - (int32_t)DETECT_XT_EARLY_US)
+        return 1;
+    if (!DETECT_PAIR_BOUND_EARLY_US) return 0;
     return gap < (int32_t)pair_delay_bound(d, j, pad) * DETECT_PAIR_UNIT_US - (int32_t)DETECT_PAIR_BOUND_EARLY_US;
 }
 

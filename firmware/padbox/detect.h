@@ -338,6 +338,24 @@ extern "C" {
 #ifndef DETECT_PAIR_EARLY_US
 #define DETECT_PAIR_EARLY_US 300
 #endif
+/* Since 2.25.0 (step 29) a pair not yet known is bounded below by the
+ * table's least delay: once DETECT_FLOOR_PAIRS pairs are known, vibration
+ * between any two pads takes at least DETECT_FLOOR_PCT % of the shortest
+ * of their delays (the nearest pads of a table are the most strongly
+ * coupled, so theirs are among the first learnt), and a contact that began
+ * sooner (less DETECT_XT_EARLY_US) after another is not its shake (0: off). */
+#ifndef DETECT_FLOOR_PCT
+#define DETECT_FLOOR_PCT 40u
+#endif
+#ifndef DETECT_FLOOR_PAIRS
+#define DETECT_FLOOR_PAIRS 3u
+#endif
+/* ... and never over this: a contact that began this long after another
+ * is past any floor, and is not held up by working it out (a walk over the
+ * pair slots; most candidate sources are that far before). */
+#ifndef DETECT_FLOOR_MAX_US
+#define DETECT_FLOOR_MAX_US 640
+#endif
 #ifndef DETECT_PAIR_LATE_US
 #define DETECT_PAIR_LATE_US 300
 #endif

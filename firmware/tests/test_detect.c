@@ -676,15 +676,40 @@ static void test_pair_delay_follows_its_shakes(void) {
     SCAN_PERIOD_US = keep;
 }
 
+/* Run ev (n contacts) at 4 phases of a 148 us scan, on a quiet table of
+ * duration_us with 5 mV of noise. Returns at how many phases contact
+ * `which` was not found as a slap; *unlearnt gets at how many the pairs
+ * known[0..nk) were not all learnt by the end or the pair `unknown` was
+ * (pads from 0), *phases how many phases were run. */
+static int slap_lost_with_pairs(const shaped_t *ev, int n, uint32_t duration_us, int which, const uint8_t (*known)[2],
+                                int nk, const uint8_t unknown[2], int *unlearnt, int *phases) {
+    static scenario_t s;
+    static hits_t h;
+    int lost = 0;
+    *unlearnt = 0;
+    *phases = 0;
+    for (uint32_t shift = 0; shift < 148u; shift += 37u, (*phases)++) {
+        scn_init(&s);
+        s.duration_us = duration_us;
+        s.noise_mv = 5;
+        detect_t d;
+        run_shaped_on(&s, ev, n, shift, &d, &h);
+        int wrong = detect_pair_delay(&d, unknown[0], unknown[1]) != 0;
+        for (int i = 0; i < nk; i++) wrong |= detect_pair_delay(&d, known[i][0], known[i][1]) == 0;
+        *unlearnt += wrong;
+        int k = hit_near(&h, ev[which].pad0, s.ev[which].t_us);
+        if (k < 0 || !h.hit[k].is_slap) lost++;
+    }
+    return lost;
+}
+
 /* Step 25's bound (since 2.21.0): a pair not yet known is bounded below through a third pad
  * whose pairs with both are known: pads 1-2 0.4 ms, pads 2-4 1.6 ms, so
  * vibration takes at least 1.2 ms from pad 1 to pad 4, and a quieter
  * slap on pad 4 0.4 ms after pad 1's loud one is the player's (-DDETECT_PAIR_BOUND_EARLY_US=0: taken for pad 1's shake). */
 static void test_pair_delay_bound_through_a_third_pad(void) {
-    static scenario_t s;
     unsigned keep = SCAN_PERIOD_US;
     SCAN_PERIOD_US = 148u;
-    static hits_t h;
     const shaped_t ev[] = {
         /* pads 1 and 2 slapped alone, each shaking the other (0.4 ms) */
         {0, 50000, 9000, SCN_EXPECT_SLAP, 250, 0.5, 1200, 5000, 1},
@@ -701,19 +726,50 @@ static void test_pair_delay_bound_through_a_third_pad(void) {
         {3, 450400, 2600, SCN_EXPECT_SLAP, 150, 0.5, 1300, 5000, 1},
         {3, 451300, 1700, SCN_EXPECT_NONE, 150, 0.8, 2300, 3500, 1},
     };
-    int lost = 0, phases = 0, unknown = 0;
-    for (uint32_t shift = 0; shift < 148u; shift += 37u, phases++) {
-        scn_init(&s);
-        s.duration_us = 550000;
-        s.noise_mv = 5;
-        detect_t d;
-        run_shaped_on(&s, ev, 11, shift, &d, &h);
-        if (detect_pair_delay(&d, 0, 3) != 0 || detect_pair_delay(&d, 0, 1) == 0 || detect_pair_delay(&d, 1, 3) == 0) unknown++;
-        int k = hit_near(&h, 3, s.ev[9].t_us);
-        if (k < 0 || !h.hit[k].is_slap) lost++;
-    }
+    const uint8_t known[][2] = {{0, 1}, {1, 3}}, not_known[2] = {0, 3};
+    int phases, unknown;
+    int lost = slap_lost_with_pairs(ev, 11, 550000u, 9, known, 2, not_known, &unknown, &phases);
     CHECK(unknown == 0, "pads 1-2 and 2-4 learnt, pads 1-4 not, at every phase (not so at %d of %d)", unknown, phases);
     CHECK(lost == 0, "a slap 0.4 ms after a loud one, sooner than the pads' bound: lost at %d of %d phases", lost, phases);
+    SCAN_PERIOD_US = keep;
+}
+
+/* Step 29: once three pairs are known (pad 1's with pads 2, 3 and 4, at
+ * 1.2, 1.3 and 1.4 ms, from three solo slaps of pad 1), no pair of the
+ * table is taken to carry vibration in under 40 % of the shortest of them
+ * (DETECT_FLOOR_PCT): a slap on pad 6 50 us after pad 5's loud one (a
+ * pair not yet known, and no third pad knows both) is no shake of it,
+ * found at every phase of the samples. With the floor off
+ * (-DDETECT_FLOOR_PCT=0) it is dropped as pad 5's shake. */
+static void test_delay_floor(void) {
+    unsigned keep = SCAN_PERIOD_US;
+    SCAN_PERIOD_US = 148u;
+    shaped_t ev[16];
+    int n = 0;
+    for (uint32_t t = 50000; t < 350000; t += 100000) { /* pad 1 slapped alone, shaking pads 2, 3 and 4 */
+        const shaped_t solo[] = {
+            {0, t, 9000, SCN_EXPECT_SLAP, 250, 0.5, 1200, 5000, 1},
+            {1, t + 1200, 1500, SCN_EXPECT_NONE, 150, 0.8, 2300, 3500, 1},
+            {2, t + 1300, 1400, SCN_EXPECT_NONE, 150, 0.8, 2300, 3500, -1},
+            {3, t + 1400, 1300, SCN_EXPECT_NONE, 150, 0.8, 2300, 3500, 1},
+        };
+        for (int i = 0; i < 4; i++) ev[n++] = solo[i];
+    }
+    /* pad 5's clipped slap; 50 us later a quieter one on pad 6; pad 5's shake there at 0.9 ms */
+    const shaped_t round[] = {
+        {4, 350000, 12000, SCN_EXPECT_SLAP, 200, 0.5, 1200, 6000, 1},
+        {5, 350050, 2600, SCN_EXPECT_SLAP, 150, 0.5, 1300, 5000, 1},
+        {5, 350900, 1700, SCN_EXPECT_NONE, 150, 0.8, 2300, 3500, 1},
+    };
+    const int quiet = n + 1; /* (pad 6's slap) */
+    for (int i = 0; i < 3; i++) ev[n++] = round[i];
+    const uint8_t known[][2] = {{0, 1}, {0, 2}, {0, 3}}, not_known[2] = {4, 5};
+    int phases, unknown;
+    int lost = slap_lost_with_pairs(ev, n, 450000u, quiet, known, 3, not_known, &unknown, &phases);
+    CHECK(unknown == 0, "pad 1's pairs with pads 2, 3 and 4 learnt, pads 5-6 not, at every phase (not so at %d of %d)",
+          unknown, phases);
+    CHECK(lost == 0, "a slap 50 us after a loud one, sooner than the table's least delay: lost at %d of %d phases", lost,
+          phases);
     SCAN_PERIOD_US = keep;
 }
 
@@ -1432,6 +1488,7 @@ int main(int argc, char **argv) {
     test_pair_delay_on_a_moving_pad();
     test_pair_delay_follows_its_shakes();
     test_pair_delay_bound_through_a_third_pad();
+    test_delay_floor();
     test_nearer_shake_smaller();
     test_short_clipped_shake("sim/scenarios/short_clipped_shake.scn");
     test_barely_clipped_source();
