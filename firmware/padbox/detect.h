@@ -79,7 +79,10 @@
  *      no longer at the rails in its scan than the source: step 14, its
  *      samples there each worth the pad's gap, step 21). A
  *      quieter slap that came first (by more than DETECT_XT_EARLY_US) is
- *      never dropped for a louder one that came after it. A contact that
+ *      never dropped for a louder one that came after it, nor one that
+ *      began sooner after it than the table's least delay allows, for a
+ *      pair whose own delay is not known yet (step 29: DETECT_FLOOR_PCT %
+ *      of the shortest delay known, once DETECT_FLOOR_PAIRS are). A contact that
  *      began longer after another than vibration takes to cross a table
  *      (XT_DELAY_MAX_US) and its first half-wave lasts is that one's shake
  *      only if no louder than the ringing it rose out of. A shake shakes
