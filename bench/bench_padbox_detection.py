@@ -313,7 +313,7 @@ class Tally:
                     self.example("order wrong", f"{sf.name} round {r.index}: pad {a.pad} ({a.hand}) at {a.t_us} "
                                  f"before pad {b.pad} ({b.hand}) at {b.t_us}; reported {ha.t_us} vs {hb.t_us}")
         # The referee's view: the earliest slap (S) on each player's pad in the round's slot.
-        lo, hi = r.start_us - 5000, r.start_us + sf.spacing_us - 5000
+        lo, hi = _referee_window(sf, r)
         pressing = {c.pad for c in r.contacts if c.expect == "press"}
         seen: dict[int, int] = {}
         for h in hits:
@@ -342,11 +342,17 @@ class Tally:
                              f"reported {said}; gap {gap:.0f} us")
 
 
+def _referee_window(sf: Any, r: Any) -> tuple[int, int]:
+    """The times [lo, hi) in which the referee takes round r's slaps: its slot, from 5 ms before its start."""
+    return r.start_us - 5000, r.start_us + sf.spacing_us - 5000
+
+
 def _before_players_slap(sf: Any, h: HitSeen) -> bool:
     """Whether hit h fell in a round's window (the referee's, as in Tally._round) on the pad of a player of
     that round, before that player's own slap: a false slap there can make the player seem earlier."""
     for r in sf.rounds:
-        if r.start_us - 5000 <= h.t_us < r.start_us + sf.spacing_us - 5000 and h.pad in r.players:
+        lo, hi = _referee_window(sf, r)
+        if lo <= h.t_us < hi and h.pad in r.players:
             return any(c.pad == h.pad and c.t_us > h.t_us for c in r.slaps())
     return False
 

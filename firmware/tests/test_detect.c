@@ -689,9 +689,8 @@ static int slap_lost_with_pairs(const shaped_t *ev, int n, uint32_t duration_us,
     *unlearnt = 0;
     *phases = 0;
     for (uint32_t shift = 0; shift < 148u; shift += 37u, (*phases)++) {
-        scn_init(&s);
+        quiet_table(&s, 5);
         s.duration_us = duration_us;
-        s.noise_mv = 5;
         detect_t d;
         run_shaped_on(&s, ev, n, shift, &d, &h);
         int wrong = detect_pair_delay(&d, unknown[0], unknown[1]) != 0;
