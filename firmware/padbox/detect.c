@@ -1313,6 +1313,17 @@ uint8_t detect_lp(detect_pad_state_t *s, uint16_t raw) {
         return 4u;
     }
     ref = (uint16_t)(ref - (ref >> (s->since_lobe < LP_FAST_SAMPLES ? LP_FAST_SHIFT : LP_SLOW_SHIFT)));
+    /* Step 30: for LP_FAST_SAMPLES after a first half-wave the level
+     * follows the low-passed deviation up only where it goes against the
+     * way a hand would push (the disc's, or while that is not known the
+     * contact's own): a hand landing on a pad just shaken rises under it
+     * slowly, and a level that followed it up never saw it pass. */
+    int8_t hand = disc ? disc : s->pol;
+    if (LP_HOLD && s->since_lobe < LP_FAST_SAMPLES && (s->c.flags & DETECT_C_LOBE) &&
+        (int8_t)(hand ^ (int8_t)((uint16_t)lp >> 8)) >= 0) {
+        s->lp_ref = ref;
+        return 0;
+    }
     s->lp_ref = mag > ref ? mag : ref;
     return 0;
 }
@@ -1389,6 +1400,11 @@ uint8_t QUICK_C(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
 #if RING_TICK != 4u
 #error "detect_asm.h: ASM_TICK counts RING_TICK as 4"
 #endif
+#if !LP_HOLD
+#error "detect_asm.h: step 30 is in ASM_MV_PUSH_DECAY; LP_HOLD=0 is the host core's only"
+#endif
+_Static_assert(offsetof(detect_pad_state_t, pol) - offsetof(detect_pad_state_t, disc) == DETECT_ASM_POL_FROM_DISC,
+               "detect_asm.h: DETECT_ASM_POL_FROM_DISC is pol's offset from disc's");
 /* detect_tick in assembly (ASM_TICK), for C's callers (detect_sample_quick_c). */
 __attribute__((naked, noinline, used, externally_visible)) void detect_tick(detect_pad_state_t *s) {
     (void)s;
@@ -1564,6 +1580,11 @@ static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
         s->last_pd = pd;
         s->last_t = (uint16_t)t_us;
         if ((int16_t)((uint16_t)t_us - s->until_lo) >= 0) end_scan(d, s);
+        /* (a push the low-passed deviation showed after the first half-wave
+         * left the fast path before its count at the rails: step 14's count
+         * is of every sample of the scan) */
+        else if ((s->ticked & 4u) && (s->c.flags & DETECT_C_LOBE) && at_rail(raw) && s->c.rails < 255u)
+            s->c.rails++;
     }
 }
 

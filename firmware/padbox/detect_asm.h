@@ -19,6 +19,12 @@
 
 /* Constants of detect.c the pieces need (detect.c checks they agree). */
 #define DETECT_ASM_GATE_MARGIN 4
+/* offsetof(pol) - offsetof(disc) in detect_pad_state_t on the AVR: an
+ * asm has at most 30 operands and ASM_QUICK_OPERANDS has them all, so the
+ * contact's way (step 30) is reached from disc's. */
+#define DETECT_ASM_POL_FROM_DISC 18
+#define DETECT_ASM_STR_(x) #x
+#define DETECT_ASM_STR(x) DETECT_ASM_STR_(x)
 
 /* X = &s->hist_r[r26] (Z = s; r26 the index, r27 on the way). */
 #define ASM_X_AT_HIST_R                                                                                      \
@@ -352,14 +358,21 @@
 #define ASM_MV_PUSH_DECAY(pushed)                                                                            \
     /* dir: mag, or none for a disc against lp (and for lp = -32768 with the disc's way: -lp is that         \
      * again in 16 bits): no push then */                                                                    \
-    "ldd r0, Z+%[disc]\n\t"                                                                                  \
-    "tst r0\n\t"                                                                                             \
-    "breq 1f\n\t"                                                                                            \
-    "eor r0, r27\n\t"                                                                                        \
-    "or r0, r25\n\t"                                                                                         \
-    "sbrc r0, 7\n\t"                                                                                         \
-    "rjmp 68f\n"                                                                                             \
-    "1:\n\t"                                                                                                 \
+    "ldd r0, Z+%[disc]\n\t"                                                                                        \
+    "tst r0\n\t"                                                                                                   \
+    "breq 2f\n\t"                                                                                                  \
+    "eor r0, r27\n\t"                                                                                              \
+    /* (ticked's bit 7 till the decay: lp against a hand's way, step 30; ticked is stored again after) */          \
+    "std Z+%[ticked], r0\n\t"                                                                                      \
+    "or r0, r25\n\t"                                                                                               \
+    "sbrc r0, 7\n\t"                                                                                               \
+    "rjmp 68f\n\t"                                                                                                 \
+    "rjmp 1f\n"                                                                                                    \
+    "2:\n\t" /* (the disc not known: the contact's way, pol) */                                                    \
+    "ldd r0, Z+%[disc]+" DETECT_ASM_STR(DETECT_ASM_POL_FROM_DISC) "\n\t"                                           \
+    "eor r0, r27\n\t"                                                                                              \
+    "std Z+%[ticked], r0\n"                                                                                        \
+    "1:\n\t"                                                                                                       \
     /* a push (not on a pad's own ringing): dir - 12 LP_MARGIN past ref + ref / 4 (ref: lp_ref, in X; a      \
      * sum past 65535 is none) */                                                                            \
     "ldd r20, Z+%[ref_shift]\n\t"                                                                            \
@@ -387,9 +400,18 @@
     "bld r24, 0\n\t"                                                                                         \
     "std Z+%[ticked], r24\n\t"                                                                               \
     "rjmp " pushed "\n"                                                                                      \
-    "5:\n\t" /* (the fast decay, out of the common path's way) */                                            \
-    "lsr r21\n\t" "ror r20\n\t" "lsr r21\n\t" "ror r20\n\t" "lsr r21\n\t" "ror r20\n\t"                      \
-    "rjmp 6f\n"                                                                                              \
+    "5:\n\t" /* (the fast decay, out of the common path's way) */                                                  \
+    "lsr r21\n\t" "ror r20\n\t" "lsr r21\n\t" "ror r20\n\t" "lsr r21\n\t" "ror r20\n\t"                            \
+    /* (step 30: after a first half-wave, lp a hand's way: the level decays, and does not follow it up) */         \
+    "ldd r0, Z+%[flags]\n\t"                                                                                       \
+    "sbrs r0, %[lobe_bit]\n\t"                                                                                     \
+    "rjmp 6f\n\t"                                                                                                  \
+    "ldd r0, Z+%[ticked]\n\t"                                                                                      \
+    "sbrc r0, 7\n\t"                                                                                               \
+    "rjmp 6f\n\t"                                                                                                  \
+    "sub r26, r20\n\t"                                                                                             \
+    "sbc r27, r21\n\t"                                                                                             \
+    "rjmp 1f\n"                                                                                                    \
     "68:\n\t"                                                                                                \
     "ldd r26, Z+%[lp_ref]\n\t"                                                                               \
     "ldd r27, Z+%[lp_ref]+1\n"                                                                               \
