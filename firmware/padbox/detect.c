@@ -1313,13 +1313,16 @@ uint8_t detect_lp(detect_pad_state_t *s, uint16_t raw) {
         return 4u;
     }
     ref = (uint16_t)(ref - (ref >> (s->since_lobe < LP_FAST_SAMPLES ? LP_FAST_SHIFT : LP_SLOW_SHIFT)));
-    /* Step 30: for LP_FAST_SAMPLES after a first half-wave the level
-     * follows the low-passed deviation up only where it goes against the
-     * way a hand would push (the disc's, or while that is not known the
-     * contact's own): a hand landing on a pad just shaken rises under it
-     * slowly, and a level that followed it up never saw it pass. */
+    /* Step 30: in a contact's scan, for LP_FAST_SAMPLES after its first
+     * half-wave (the scan is past it here), the level follows the
+     * low-passed deviation up only where it goes against the way a hand
+     * would push (the disc's, or while that is not known the contact's
+     * own): a hand landing on a pad just shaken rises under it slowly, and
+     * a level that followed it up never saw it pass. (On a ringing pad it
+     * changed no push on the bench's tables: the assembly's ringing path
+     * is spared it.) */
     int8_t hand = disc ? disc : s->pol;
-    if (LP_HOLD && s->since_lobe < LP_FAST_SAMPLES && (s->c.flags & DETECT_C_LOBE) &&
+    if (LP_HOLD && s->state == DETECT_SCAN && s->since_lobe < LP_FAST_SAMPLES &&
         (int8_t)(hand ^ (int8_t)((uint16_t)lp >> 8)) >= 0) {
         s->lp_ref = ref;
         return 0;

@@ -354,25 +354,54 @@
     "std Z+%[slope], r1\n\t"                                                                                 \
     "std Z+%[slope]+1, r1\n\t"                                                                               \
 
-/* ... a push (lp_ref and ticked stored, then to pushed) or the level's decay. */
-#define ASM_MV_PUSH_DECAY(pushed)                                                                            \
-    /* dir: mag, or none for a disc against lp (and for lp = -32768 with the disc's way: -lp is that         \
-     * again in 16 bits): no push then */                                                                    \
-    "ldd r0, Z+%[disc]\n\t"                                                                                        \
-    "tst r0\n\t"                                                                                                   \
-    "breq 2f\n\t"                                                                                                  \
-    "eor r0, r27\n\t"                                                                                              \
-    /* (ticked's bit 7 till the decay: lp against a hand's way, step 30; ticked is stored again after) */          \
-    "std Z+%[ticked], r0\n\t"                                                                                      \
-    "or r0, r25\n\t"                                                                                               \
-    "sbrc r0, 7\n\t"                                                                                               \
-    "rjmp 68f\n\t"                                                                                                 \
-    "rjmp 1f\n"                                                                                                    \
-    "2:\n\t" /* (the disc not known: the contact's way, pol) */                                                    \
-    "ldd r0, Z+%[disc]+" DETECT_ASM_STR(DETECT_ASM_POL_FROM_DISC) "\n\t"                                           \
-    "eor r0, r27\n\t"                                                                                              \
-    "std Z+%[ticked], r0\n"                                                                                        \
-    "1:\n\t"                                                                                                       \
+/* dir: mag, or none for a disc against lp (and for lp = -32768 with the disc's way: -lp is that again
+ * in 16 bits): no push then (ASM_MV_PUSH_DECAY's gate on a ringing pad) */
+#define ASM_MV_DISC_GATE                                                                                     \
+    "ldd r0, Z+%[disc]\n\t"                                                                                  \
+    "tst r0\n\t"                                                                                             \
+    "breq 1f\n\t"                                                                                            \
+    "eor r0, r27\n\t"                                                                                        \
+    "or r0, r25\n\t"                                                                                         \
+    "sbrc r0, 7\n\t"                                                                                         \
+    "rjmp 68f\n"                                                                                             \
+    "1:\n\t"
+
+/* ... and in a contact's scan after its first half-wave (step 30): the same, and ticked's bit 7 set
+ * till the level's decay where lp goes against a hand's way (the disc's, not known: the contact's,
+ * pol); ticked is stored again after it */
+#define ASM_MV_DISC_GATE_HOLD                                                                                \
+    "ldd r0, Z+%[disc]\n\t"                                                                                  \
+    "tst r0\n\t"                                                                                             \
+    "breq 2f\n\t"                                                                                            \
+    "eor r0, r27\n\t"                                                                                        \
+    "std Z+%[ticked], r0\n\t"                                                                                \
+    "or r0, r25\n\t"                                                                                         \
+    "sbrc r0, 7\n\t"                                                                                         \
+    "rjmp 68f\n\t"                                                                                           \
+    "rjmp 1f\n"                                                                                              \
+    "2:\n\t"                                                                                                 \
+    "ldd r0, Z+%[disc]+" DETECT_ASM_STR(DETECT_ASM_POL_FROM_DISC) "\n\t"                                     \
+    "eor r0, r27\n\t"                                                                                        \
+    "std Z+%[ticked], r0\n"                                                                                  \
+    "1:\n\t"
+
+/* The fast decay's end (X: lp_ref, r20:r21 its decay): on to the level up to mag (6) ... */
+#define ASM_MV_DECAY_ON "rjmp 6f\n"
+
+/* ... or, in a scan after its first half-wave with lp a hand's way (ASM_MV_DISC_GATE_HOLD's bit), the
+ * level decays and does not follow it up (step 30): stored (1) */
+#define ASM_MV_DECAY_HOLD                                                                                    \
+    "ldd r0, Z+%[ticked]\n\t"                                                                                \
+    "sbrc r0, 7\n\t"                                                                                         \
+    "rjmp 6f\n\t"                                                                                            \
+    "sub r26, r20\n\t"                                                                                       \
+    "sbc r27, r21\n\t"                                                                                       \
+    "rjmp 1f\n"
+
+/* ... a push (lp_ref and ticked stored, then to pushed) or the level's decay (gate: ASM_MV_DISC_GATE or
+ * ASM_MV_DISC_GATE_HOLD; fast_end: ASM_MV_DECAY_ON or ASM_MV_DECAY_HOLD). */
+#define ASM_MV_PUSH_DECAY(pushed, gate, fast_end)                                                            \
+    gate                                                                                                     \
     /* a push (not on a pad's own ringing): dir - 12 LP_MARGIN past ref + ref / 4 (ref: lp_ref, in X; a      \
      * sum past 65535 is none) */                                                                            \
     "ldd r20, Z+%[ref_shift]\n\t"                                                                            \
@@ -400,18 +429,9 @@
     "bld r24, 0\n\t"                                                                                         \
     "std Z+%[ticked], r24\n\t"                                                                               \
     "rjmp " pushed "\n"                                                                                      \
-    "5:\n\t" /* (the fast decay, out of the common path's way) */                                                  \
-    "lsr r21\n\t" "ror r20\n\t" "lsr r21\n\t" "ror r20\n\t" "lsr r21\n\t" "ror r20\n\t"                            \
-    /* (step 30: after a first half-wave, lp a hand's way: the level decays, and does not follow it up) */         \
-    "ldd r0, Z+%[flags]\n\t"                                                                                       \
-    "sbrs r0, %[lobe_bit]\n\t"                                                                                     \
-    "rjmp 6f\n\t"                                                                                                  \
-    "ldd r0, Z+%[ticked]\n\t"                                                                                      \
-    "sbrc r0, 7\n\t"                                                                                               \
-    "rjmp 6f\n\t"                                                                                                  \
-    "sub r26, r20\n\t"                                                                                             \
-    "sbc r27, r21\n\t"                                                                                             \
-    "rjmp 1f\n"                                                                                                    \
+    "5:\n\t" /* (the fast decay, out of the common path's way) */                                            \
+    "lsr r21\n\t" "ror r20\n\t" "lsr r21\n\t" "ror r20\n\t" "lsr r21\n\t" "ror r20\n\t"                      \
+    fast_end                                                                                                 \
     "68:\n\t"                                                                                                \
     "ldd r26, Z+%[lp_ref]\n\t"                                                                               \
     "ldd r27, Z+%[lp_ref]+1\n"                                                                               \
@@ -456,7 +476,7 @@
     "breq 69f\n\t"                                                                                           \
     ASM_MV_INTO_HIST_LP                                                                                      \
     ASM_MV_STEP("69:\n\t" /* (within the branch's reach) */ "rjmp 70f\n")                                    \
-    ASM_MV_PUSH_DECAY("78f")                                                                                 \
+    ASM_MV_PUSH_DECAY("78f", ASM_MV_DISC_GATE, ASM_MV_DECAY_ON)                                              \
     "clr r24\n\t"                                                                                            \
     "bld r24, 0\n\t"                                                                                         \
     "std Z+%[ticked], r24\n\t"                                                                               \
@@ -504,7 +524,7 @@
     /* after it as RING's (a push: the slow path; detect_sample_scan would leave it too) */                  \
     "71:\n\t"                                                                                                \
     ASM_MV_STEP("")                                                                                          \
-    ASM_MV_PUSH_DECAY("78b")                                                                                 \
+    ASM_MV_PUSH_DECAY("78b", ASM_MV_DISC_GATE_HOLD, ASM_MV_DECAY_HOLD)                                       \
     "clr r24\n\t"                                                                                            \
     "bld r24, 0\n\t"                                                                                         \
     "std Z+%[ticked], r24\n\t"                                                                               \
