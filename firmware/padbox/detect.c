@@ -1582,10 +1582,11 @@ static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
         if (pd > (int16_t)s->c.peak) s->c.peak = (uint16_t)pd;
         s->last_pd = pd;
         s->last_t = (uint16_t)t_us;
+        /* The scan's end; before it, a push the low-passed deviation showed
+         * after the first half-wave, which left the fast path before its
+         * count at the rails, is counted there (step 14's count is of every
+         * sample of the scan). */
         if ((int16_t)((uint16_t)t_us - s->until_lo) >= 0) end_scan(d, s);
-        /* (a push the low-passed deviation showed after the first half-wave
-         * left the fast path before its count at the rails: step 14's count
-         * is of every sample of the scan) */
         else if ((s->ticked & 4u) && (s->c.flags & DETECT_C_LOBE) && at_rail(raw) && s->c.rails < 255u)
             s->c.rails++;
     }

@@ -52,10 +52,11 @@
  *      deviation past its own level (which follows it up, and decays by
  *      1/32 a sample, 1/8 just after a first half-wave) plus a quarter and
  *      LP_MARGIN counts: a hand's push shows there at its own size, the
- *      ringing at a fifth to a third of it. Just after a first half-wave
- *      the level follows it up only against a hand's way (step 30: a hand
- *      landing on a pad just shaken rises slowly under the shake's
- *      ringing, and a level that followed it never saw it pass). With the disc's polarity known
+ *      ringing at a fifth to a third of it. In a contact's scan, just
+ *      after its first half-wave, the level follows it up only against a
+ *      hand's way (step 30: a hand landing on a pad just shaken rises
+ *      slowly under the shake's ringing, and a level that followed it
+ *      never saw it pass). With the disc's polarity known
  *      (step 7) only a push its way counts. The |d| level starts at the
  *      first half-wave's peak (at most what the rails let a sample show:
  *      step 17) and decays by 1/32 a sample (1/64 after a
@@ -385,14 +386,15 @@ extern "C" {
  * LP_FAST_SAMPLES after a first half-wave: its own pulse leaves the filter
  * (six samples long), and a hand landing soon after a neighbour's shake
  * is not hidden under it. */
-/* Step 30 (since 2.26.0): in those samples the level follows the
- * low-passed deviation up only where it goes against a hand's way (the
- * disc's, else the contact's): 0 turns it off. */
-#ifndef LP_HOLD
-#define LP_HOLD 1
-#endif
 #ifndef LP_FAST_SAMPLES
 #define LP_FAST_SAMPLES 8
+#endif
+/* Step 30 (since 2.26.0): in a contact's scan, in those samples, the
+ * level follows the low-passed deviation up only where it goes against a
+ * hand's way (the disc's, else the contact's). 0 turns it off, on the
+ * host only (the assembly has it). */
+#ifndef LP_HOLD
+#define LP_HOLD 1
 #endif
 /* Units of heavy work a scan (detect_t.work, set by the caller each scan):
  * 3 since 2.3.0 (2 before; with the sampler slowing early and gently in a
