@@ -398,6 +398,17 @@ static void run_at_phase(scenario_t *s, hits_t *h, const shaped_t *ev, int n, ui
     run_shaped_in(s, ev, n, shift, h);
 }
 
+/* Whether the contact on pad0 at t_us is found as a slap in h (hit_near);
+ * if so and worst is not NULL, its onset error goes into *worst when
+ * larger than the one there. */
+static int found_as_slap(const hits_t *h, int pad0, double t_us, double *worst) {
+    int k = hit_near(h, pad0, t_us);
+    if (k < 0 || !h->hit[k].is_slap) return 0;
+    double err = (double)h->hit[k].onset_us - t_us;
+    if (worst && fabs(err) > fabs(*worst)) *worst = err;
+    return 1;
+}
+
 /* Sweep the samples' phase: run ev (n contacts) at every 8 us of a 148 us
  * scan, in duration_us of a quiet table with 5 mV of noise, every pad's
  * front end of gain `gain` (scenario.h's gain line: 1, the waveforms at
@@ -422,12 +433,7 @@ static int slap_lost_at_phases(const shaped_t *ev, int n, uint32_t duration_us, 
             for (int j = 0; j < h.n; j++) on_pad += h.hit[j].pad == ev[which].pad0 && j != k;
             if (on_pad) (*other_hits)++;
         }
-        if (k < 0 || !h.hit[k].is_slap) {
-            lost++;
-            continue;
-        }
-        double err = (double)h.hit[k].onset_us - s.ev[which].t_us;
-        if (fabs(err) > fabs(*worst)) *worst = err;
+        lost += !found_as_slap(&h, ev[which].pad0, s.ev[which].t_us, worst);
     }
     return lost;
 }
@@ -696,8 +702,7 @@ static int slap_lost_with_pairs(const shaped_t *ev, int n, uint32_t duration_us,
         int wrong = detect_pair_delay(&d, unknown[0], unknown[1]) != 0;
         for (int i = 0; i < nk; i++) wrong |= detect_pair_delay(&d, known[i][0], known[i][1]) == 0;
         *unlearnt += wrong;
-        int k = hit_near(&h, ev[which].pad0, s.ev[which].t_us);
-        if (k < 0 || !h.hit[k].is_slap) lost++;
+        lost += !found_as_slap(&h, ev[which].pad0, s.ev[which].t_us, NULL);
     }
     return lost;
 }
@@ -824,19 +829,14 @@ static void test_short_clipped_shake(const char *path) {
 static void test_push_under_a_shake(const char *path) {
     static scenario_t s;
     static hits_t h;
-    int lost = 0, phases = 0, worst = 0;
+    int lost = 0, phases = 0;
+    double worst = 0.0;
     for (uint32_t shift = 0; shift < 148u; shift += 8u, phases++) {
         if (!run_file(path, shift, &s, &h)) return;
-        int k = hit_near(&h, 6, 276101.0 + shift);
-        if (k < 0 || !h.hit[k].is_slap) {
-            lost++;
-            continue;
-        }
-        int err = (int)h.hit[k].onset_us - (int)(276101u + shift);
-        if (abs(err) > abs(worst)) worst = err;
+        lost += !found_as_slap(&h, 6, 276101.0 + shift, &worst);
     }
     CHECK(lost == 0, "pad 7's soft slap 0.22 ms into pad 8's shake (276101 us): lost at %d of %d phases", lost, phases);
-    CHECK(abs(worst) <= 350, "... and dated %+d us off its contact at worst", worst);
+    CHECK(fabs(worst) <= 350.0, "... and dated %+.0f us off its contact at worst", worst);
     if (!run_file(path, 0, &s, &h)) return;
     int slaps = check_every_slap_found(&s, &h);
     CHECK(h.n == slaps, "%d hits for the file's %d slaps", h.n, slaps);
