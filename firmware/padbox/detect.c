@@ -114,15 +114,18 @@ uint16_t detect_pair_delay(const detect_t *d, uint8_t a, uint8_t b) {
     return v & DETECT_PAIR_KNOWN ? (uint16_t)((v & 0x7Fu) * DETECT_PAIR_UNIT_US) : 0u;
 }
 
-/* The least delay from pad a to pad b that the known pairs allow, in
- * DETECT_PAIR_UNIT_US: the largest |delay(a, x) - delay(x, b)| over the
- * pads x whose pairs with both are known (0: none). The slots are walked
+/* The least and the most delay from pad a to pad b that the known pairs
+ * allow, in DETECT_PAIR_UNIT_US: the largest |delay(a, x) - delay(x, b)|
+ * over the pads x whose pairs with both are known (0: none), in the low
+ * byte, and the smallest delay(a, x) + delay(x, b) (0xFF: none), in the
+ * high byte (vibration crosses the top by the shortest way: no two legs
+ * through a third pad are quicker, nor their difference slower). The slots are walked
  * as pair_slot() places them (x < a: a's row, a(a-1)/2 + x; x > a: x's row,
  * x(x-1)/2 + a), with no multiplication, and b's pair is looked at only
  * when a's is known: on a fresh table this is a few cycles a pad. */
-static COLD uint8_t pair_delay_bound(const detect_t *d, uint8_t a, uint8_t b) {
+static COLD uint16_t pair_delay_bounds(const detect_t *d, uint8_t a, uint8_t b) {
     const uint8_t *pd = d->pair_delay;
-    uint8_t bound = 0, row_a = (uint8_t)((uint8_t)(a * (uint8_t)(a - 1u)) >> 1),
+    uint8_t bound = 0, most = 0xFFu, row_a = (uint8_t)((uint8_t)(a * (uint8_t)(a - 1u)) >> 1),
             row_b = (uint8_t)((uint8_t)(b * (uint8_t)(b - 1u)) >> 1);
     for (uint8_t x = 0, row_x = 0; x < d->npads; row_x = (uint8_t)(row_x + x), x++) {
         if (x == a || x == b) continue;
@@ -134,8 +137,9 @@ static COLD uint8_t pair_delay_bound(const detect_t *d, uint8_t a, uint8_t b) {
         xb &= 0x7Fu;
         uint8_t diff = ax > xb ? (uint8_t)(ax - xb) : (uint8_t)(xb - ax);
         if (diff > bound) bound = diff;
+        if ((uint8_t)(ax + xb) < most) most = (uint8_t)(ax + xb);
     }
-    return bound;
+    return (uint16_t)((uint16_t)most << 8 | bound);
 }
 
 /* Step 29: the table's least delay, in DETECT_PAIR_UNIT_US, from the pairs
@@ -160,18 +164,25 @@ static COLD uint8_t delay_floor(const detect_t *d) {
 /* Whether pad j, which fits in every other way as the source of the
  * contact on pad that began gap us after j's, is ruled out for their pair
  * (not yet known): more than DETECT_XT_EARLY_US sooner than the table's
- * least delay (step 29), or more than DETECT_PAIR_BOUND_EARLY_US sooner
- * than the bound through a third pad (step 25). A function of its own,
+ * least delay (step 29), more than DETECT_PAIR_BOUND_EARLY_US sooner than
+ * the least bound through a third pad (step 25), or, for a contact louder
+ * than the ringing it rose out of (loud), more than
+ * DETECT_PAIR_BOUND_LATE_US later than the most bound (step 31). A function of its own,
  * called once in the looks' loop, so that the loop compiles much as
  * without it. */
-static COLD uint8_t bound_rules_out(const detect_t *d, uint8_t j, uint8_t pad, int32_t gap) {
+static COLD uint8_t bound_rules_out(const detect_t *d, uint8_t j, uint8_t pad, int32_t gap, uint8_t loud) {
     if (d->pair_delay[pair_slot(j, pad)] & DETECT_PAIR_KNOWN) return 0;
     /* (step 29: sooner than the table's least delay allows) */
     if (DETECT_FLOOR_PCT && gap < DETECT_FLOOR_MAX_US - (int32_t)DETECT_XT_EARLY_US &&
         gap < (int32_t)delay_floor(d) * DETECT_PAIR_UNIT_US - (int32_t)DETECT_XT_EARLY_US)
         return 1;
-    if (!DETECT_PAIR_BOUND_EARLY_US) return 0;
-    return gap < (int32_t)pair_delay_bound(d, j, pad) * DETECT_PAIR_UNIT_US - (int32_t)DETECT_PAIR_BOUND_EARLY_US;
+    if (!DETECT_PAIR_BOUND_EARLY_US && !DETECT_PAIR_BOUND_LATE_US) return 0;
+    uint16_t bounds = pair_delay_bounds(d, j, pad);
+    if (DETECT_PAIR_BOUND_EARLY_US && gap < (int32_t)(uint8_t)bounds * DETECT_PAIR_UNIT_US - (int32_t)DETECT_PAIR_BOUND_EARLY_US) return 1;
+    /* (step 31: later than the most it can take, by far, and louder than the ringing it rose out of) */
+    uint8_t most = (uint8_t)(bounds >> 8);
+    return DETECT_PAIR_BOUND_LATE_US && loud && most != 0xFFu &&
+           gap > (int32_t)most * DETECT_PAIR_UNIT_US + (int32_t)DETECT_PAIR_BOUND_LATE_US;
 }
 
 static uint16_t abs16(int16_t v) { return (uint16_t)(v < 0 ? -v : v); }
@@ -1811,7 +1822,7 @@ static inline __attribute__((always_inline)) void look_for_source(const detect_t
 #endif
             continue;
         }
-        if (bound_rules_out(d, j, pad, gap)) continue; /* (last: a source that fits in every other way) */
+        if (bound_rules_out(d, j, pad, gap, k->loud)) continue; /* (last: a source that fits in every other way) */
 #ifdef DETECT_ORACLE
 #ifndef ORACLE_COUPLING_X10
 #define ORACLE_COUPLING_X10 30u /* (3 x) */

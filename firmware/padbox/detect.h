@@ -342,6 +342,14 @@ extern "C" {
 #ifndef DETECT_PAIR_BOUND_EARLY_US
 #define DETECT_PAIR_BOUND_EARLY_US 300
 #endif
+/* Since 2.27.0 (step 31) a pair not yet known is bounded above through a
+ * third pad x whose pairs with both are known (vibration takes at most
+ * delay(a, x) + delay(x, b)): a contact louder than the ringing it rose out
+ * of that began more than this much later than the bound is not the
+ * other's shake (0: no such bound, 2.26.0's). */
+#ifndef DETECT_PAIR_BOUND_LATE_US
+#define DETECT_PAIR_BOUND_LATE_US 600
+#endif
 #ifndef DETECT_PAIR_EARLY_US
 #define DETECT_PAIR_EARLY_US 300
 #endif

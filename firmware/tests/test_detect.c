@@ -738,6 +738,42 @@ static void test_pair_delay_bound_through_a_third_pad(void) {
     SCAN_PERIOD_US = keep;
 }
 
+/* Step 31 (since 2.27.0): a pair not yet known is bounded above through a
+ * third pad whose pairs with both are known: pads 1-2 0.4 ms, pads 2-4
+ * 0.6 ms, so vibration takes at most 1.0 ms from pad 1 to pad 4. Pad 1's
+ * hard slap shakes pad 4 0.8 ms later, under its touch threshold; 2 ms
+ * after pad 1's, pad 4's player lands a clipped slap, at the rails as
+ * long as pad 1's was, so no size tells it from a shake: it is the
+ * player's, found at every phase (-DDETECT_PAIR_BOUND_LATE_US=0: dropped
+ * as pad 1's shake at 3 of 4 phases). */
+static void test_pair_delay_most_through_a_third_pad(void) {
+    unsigned keep = SCAN_PERIOD_US;
+    SCAN_PERIOD_US = 148u;
+    const shaped_t ev[] = {
+        /* pads 1 and 2 slapped alone, each shaking the other (0.4 ms) */
+        {0, 50000, 9000, SCN_EXPECT_SLAP, 250, 0.5, 1200, 5000, 1},
+        {1, 50400, 1500, SCN_EXPECT_NONE, 150, 0.8, 2300, 3500, 1},
+        {1, 150000, 9000, SCN_EXPECT_SLAP, 250, 0.5, 1200, 5000, 1},
+        {0, 150400, 1500, SCN_EXPECT_NONE, 150, 0.8, 2300, 3500, -1},
+        /* pads 2 and 4 likewise (0.6 ms) */
+        {1, 250000, 9000, SCN_EXPECT_SLAP, 250, 0.5, 1200, 5000, 1},
+        {3, 250600, 1500, SCN_EXPECT_NONE, 150, 0.8, 2300, 3500, 1},
+        {3, 350000, 9000, SCN_EXPECT_SLAP, 250, 0.5, 1200, 5000, 1},
+        {1, 350600, 1500, SCN_EXPECT_NONE, 150, 0.8, 2300, 3500, 1},
+        /* pad 1's clipped slap, its faint shake on pad 4 at 0.8 ms, pad 4's clipped slap at 2 ms */
+        {0, 450000, 12000, SCN_EXPECT_SLAP, 200, 0.5, 1200, 6000, 1},
+        {3, 450800, 80, SCN_EXPECT_NONE, 150, 0.8, 2300, 3500, 1},
+        {3, 452000, 5500, SCN_EXPECT_SLAP, 200, 0.6, 1900, 4300, 1},
+    };
+    const uint8_t known[][2] = {{0, 1}, {1, 3}}, not_known[2] = {0, 3};
+    int phases, unknown;
+    int lost = slap_lost_with_pairs(ev, 11, 550000u, 10, known, 2, not_known, &unknown, &phases);
+    CHECK(unknown == 0, "pads 1-2 and 2-4 learnt, pads 1-4 not, at every phase (not so at %d of %d)", unknown, phases);
+    CHECK(lost == 0, "a clipped slap 2 ms after a loud one, later than the pads' bound: lost at %d of %d phases", lost,
+          phases);
+    SCAN_PERIOD_US = keep;
+}
+
 /* Step 29: once three pairs are known (pad 1's with pads 2, 3 and 4, at
  * 1.2, 1.3 and 1.4 ms, from three solo slaps of pad 1), no pair of the
  * table is taken to carry vibration in under 40 % of the shortest of them
@@ -1532,6 +1568,7 @@ int main(int argc, char **argv) {
     test_pair_delay_on_a_moving_pad();
     test_pair_delay_follows_its_shakes();
     test_pair_delay_bound_through_a_third_pad();
+    test_pair_delay_most_through_a_third_pad();
     test_delay_floor();
     test_nearer_shake_smaller();
     test_short_clipped_shake("sim/scenarios/short_clipped_shake.scn");
