@@ -1572,7 +1572,7 @@ static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
         if (rise && take_work(d)) {
             uint8_t src = crosstalk_source(d, s, pad);
             if (src != 0xFFu) {
-                s->xt_pad = src;
+                s->xt_pad = (uint8_t)(src | DETECT_XT_AT_RESTART);
                 s->xt_onset_lo = (uint16_t)xt_source_onset;
                 s->xt_peak = estimated_peak(&s->c);
                 s->c.flags |= DETECT_C_XTALK;
@@ -1723,6 +1723,23 @@ static COLD uint8_t louder_than_its_shake(const detect_pad_state_t *s, const det
     return (uint16_t)(mine * 10u) > (uint16_t)(os->shake_size * (4u * DETECT_XT_NEARER_X10) + 10u * s->thr);
 }
 
+/* Step 32: whether the shake s last put down to o's contact (s->xt_pad's,
+ * s->xt_peak) stands for o's shake of this pad. A shake put down at a
+ * restart (DETECT_XT_AT_RESTART: the first contact was cut short by a rise
+ * its ringing could not explain, its peak only what it had reached so far)
+ * that was under 1/DETECT_SHAKE_ONCE_RATIO of o's estimated peak does not,
+ * for a contact off the rails: the loudest of the candidates that began
+ * about as soon is taken, and so small a start was most likely a quieter
+ * slap's shake, with o's own still to come (the contact judged now). At
+ * the rails the contact is rather a player's slap on a pad just shaken,
+ * and step 27 keeps it from the source of that shake. A function of its
+ * own: the looks' loop stays as it was, and this is asked only of the
+ * source s remembers. */
+static COLD uint8_t shook_it_before(const detect_pad_state_t *s, const detect_contact_t *o) {
+    if (!DETECT_SHAKE_ONCE_RATIO || !(s->xt_pad & DETECT_XT_AT_RESTART) || DETECT_CLIPPED(&s->c)) return 1;
+    return (uint32_t)s->xt_peak * DETECT_SHAKE_ONCE_RATIO >= estimated_peak(o);
+}
+
 /* What crosstalk_source() judges every other pad's contact by (worked
  * out once a look), and the likeliest source so far. */
 typedef struct {
@@ -1730,7 +1747,7 @@ typedef struct {
     int32_t xwin;
     uint16_t mine, best_src;
     uint16_t louder; /* step 13: a contact at least this loud before it makes it a shake by size and time (0: none looked for, or found) */
-    uint8_t xtalk, share, loud, louder_again, best, best_before;
+    uint8_t xtalk, share, loud, again_pad, best, best_before; /* again_pad: step 27's source (0xFF: none, or not louder) */
 } xt_look_t;
 
 /* Step 13: a contact off the rails that is DETECT_SHAKE_LOBE_RATIO times
@@ -1807,7 +1824,7 @@ static inline __attribute__((always_inline)) void look_for_source(const detect_t
             if (gap > delay + XT_LATE_US && k->loud) continue;
         }
         /* louder than the shake it already made */
-        if (k->louder_again && j == s->xt_pad && (uint16_t)o->onset_us == s->xt_onset_lo) continue;
+        if (j == k->again_pad && (uint16_t)o->onset_us == s->xt_onset_lo && shook_it_before(s, o)) continue;
         detect_work_goes_on(); /* (a look at each candidate, a few hundred cycles: the image may pace on) */
         uint16_t src = estimated_peak(o);
 #ifdef DETECT_DEBUG
@@ -1908,10 +1925,12 @@ static uint8_t crosstalk_source(detect_t *d, const detect_pad_state_t *s, uint8_
      * it, above the ringing it rose out of; 2.22.0's rule: an eighth over it) */
     k.loud = peak > s->under + (s->under >> 2) + 2u * s->thr;
 #if DETECT_SHAKE_ONCE
-    k.louder_again = k.mine > (s->xt_peak >> 1);
+    uint8_t again = k.mine > (s->xt_peak >> 1);
 #else
-    k.louder_again = k.mine > s->xt_peak + (s->xt_peak >> 3);
+    uint8_t again = k.mine > s->xt_peak + (s->xt_peak >> 3);
 #endif
+    /* (the pad it is louder than the shake from: 0x7F, no pad, for none) */
+    k.again_pad = again ? (uint8_t)(s->xt_pad & (uint8_t)~DETECT_XT_AT_RESTART) : 0xFFu;
     k.onset = c->onset_us;
     k.best = 0xFFu;
     k.best_before = 0;

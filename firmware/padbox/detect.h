@@ -191,6 +191,17 @@ extern "C" {
 #ifndef DETECT_SHAKE_ONCE
 #define DETECT_SHAKE_ONCE 1
 #endif
+/* Step 32 (since 2.27.0): ... but a shake put down at a restart (its peak
+ * what it had reached when a rise cut it short) under
+ * 1/DETECT_SHAKE_ONCE_RATIO of that contact's estimated peak is not
+ * remembered against a new contact off the rails: so small a start was
+ * most likely a quieter slap's shake, put down to the louder slap that
+ * began about as soon, whose own shake is still to come (0: any size,
+ * 2.26.0's). */
+#ifndef DETECT_SHAKE_ONCE_RATIO
+#define DETECT_SHAKE_ONCE_RATIO 16u
+#endif
+#define DETECT_XT_AT_RESTART 0x80u /* (xt_pad's flag: its shake was put down at a restart) */
 /* Step 28: a first half-wave longer than a shake's (not sharp) but by no
  * more than DETECT_OVERLAP_LOBE_US, off the rails, of a contact that a
  * contact on another pad DETECT_OVERLAP_X10 / 10 times as loud (its
@@ -495,7 +506,8 @@ typedef struct {
     uint8_t ref_shift;       /* ref decays by ref >> ref_shift a sample */
     uint16_t hist_r[DETECT_HIST]; /* the last samples (raw) ... (indexed: their offset may pass 63) */
     uint16_t hist_t[DETECT_HIST]; /* ... and their times' low 16 bits */
-    uint8_t xt_pad;          /* the source of the last shake on this pad (0xFF: none)... */
+    uint8_t xt_pad;          /* the source of the last shake on this pad (0xFF: none; | DETECT_XT_AT_RESTART:
+                                put down at a restart, step 32)... */
     uint16_t xt_onset_lo;    /* ... its onset (low 16 bits) ... */
     uint16_t xt_peak;        /* ... and how hard it shook it: its ringing is never louder */
     uint16_t reported;       /* peak of the last reported contact (mask escape) */

@@ -774,6 +774,31 @@ static void test_pair_delay_most_through_a_third_pad(void) {
     SCAN_PERIOD_US = keep;
 }
 
+/* Step 32 (since 2.27.0; seed 20261201, table_013's round at 700 ms):
+ * pad 8's normal slap and, 0.23 ms later, pad 6's hard one each shake pad
+ * 7 0.85 ms after them, pad 8's with 339 mV, pad 6's with 2.2 V. Pad 7's
+ * first contact, pad 8's shake, is put down to pad 6 (the louder of the
+ * two that began about as soon), so pad 6's own shake, arriving 0.23 ms
+ * later, was "louder than the shake pad 6 already made" there (step 27)
+ * and came out as a false slap at some phases of the samples. The shake
+ * remembered is under 1/16 of pad 6's peak: too small to have been its.
+ * No hit on pad 7 at any phase (-DDETECT_SHAKE_ONCE_RATIO=0: a false slap
+ * at some). */
+static void test_shake_once_from_its_own_source(void) {
+    unsigned keep = SCAN_PERIOD_US;
+    SCAN_PERIOD_US = 148u;
+    const shaped_t ev[] = {
+        {7, 50000, 1822, SCN_EXPECT_SLAP, 513, 0.48, 1545, 3481, 1},  /* pad 8's slap */
+        {5, 50233, 12576, SCN_EXPECT_SLAP, 176, 0.47, 1186, 7183, 1}, /* pad 6's, 0.23 ms later, clipped */
+        {6, 50849, 339, SCN_EXPECT_NONE, 176, 0.79, 1800, 2346, 1},   /* pad 8's shake on pad 7 */
+        {6, 51082, 2213, SCN_EXPECT_NONE, 176, 0.80, 2103, 2236, -1}, /* pad 6's shake on pad 7 */
+    };
+    int phases, with = phases_with_a_hit_on(ev, 4, 150000u, 0.7, 6, &phases);
+    CHECK(with == 0, "two slaps' shakes on pad 7, the quieter slap's first: a hit on pad 7 at %d of %d phases", with,
+          phases);
+    SCAN_PERIOD_US = keep;
+}
+
 /* Step 29: once three pairs are known (pad 1's with pads 2, 3 and 4, at
  * 1.2, 1.3 and 1.4 ms, from three solo slaps of pad 1), no pair of the
  * table is taken to carry vibration in under 40 % of the shortest of them
@@ -1569,6 +1594,7 @@ int main(int argc, char **argv) {
     test_pair_delay_follows_its_shakes();
     test_pair_delay_bound_through_a_third_pad();
     test_pair_delay_most_through_a_third_pad();
+    test_shake_once_from_its_own_source();
     test_delay_floor();
     test_nearer_shake_smaller();
     test_short_clipped_shake("sim/scenarios/short_clipped_shake.scn");
