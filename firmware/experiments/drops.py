@@ -91,12 +91,12 @@ def read_scenario(path: str) -> tuple[list[Contact], dict[tuple[int, int], int]]
     return contacts, delays
 
 
-def run_core(hostrun: str, files: list[str], args: list[str]) -> tuple[dict[str, list[tuple[int, int]]],
+def run_core(hostrun: str, files: list[str], args: list[str]) -> tuple[dict[str, list[tuple[int, int, str]]],
                                                                        dict[str, dict[tuple[int, int], int]]]:
-    """Each file's hits (pad, onset) and learnt pair delays, from one hostrun over all files."""
+    """Each file's hits (pad, onset, S or T) and learnt pair delays, from one hostrun over all files."""
     out = subprocess.run([hostrun, "--show-learnt", *args, *files], capture_output=True, text=True,
                          check=True).stdout
-    hits: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    hits: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
     learnt: dict[str, dict[tuple[int, int], int]] = defaultdict(dict)
     name = ""
     for line in out.splitlines():
@@ -104,7 +104,7 @@ def run_core(hostrun: str, files: list[str], args: list[str]) -> tuple[dict[str,
         if f[0] == "FILE":
             name = f[1]
         elif f[0] == "HIT":
-            hits[name].append((int(f[1]), int(f[2])))
+            hits[name].append((int(f[1]), int(f[2]), f[3]))
         elif f[:2] == ["LEARNT", "DELAY"] and int(f[4]):
             learnt[name][(int(f[2]), int(f[3]))] = int(f[4])
     return hits, learnt
@@ -146,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
             if c.expect != "slap":
                 continue
             slaps += 1
-            if any(pad == c.pad and abs(t - c.t_us) <= MATCH_US for pad, t in hits[path]):
+            if any(pad == c.pad and abs(t - c.t_us) <= MATCH_US for pad, t, _ in hits[path]):
                 continue
             sources = [Source(o.pad, o.mv, c.t_us - o.t_us, delays.get((o.pad, c.pad)),
                               learnt[path].get((min(o.pad, c.pad), max(o.pad, c.pad)), 0))
