@@ -707,35 +707,45 @@ static int slap_lost_with_pairs(const shaped_t *ev, int n, uint32_t duration_us,
     return lost;
 }
 
+/* Pads 1-2 and 2-4 taught their delays (d12, d24 us: each slapped alone,
+ * shaking the other), then round's three contacts from 450 ms on, at 4
+ * phases of a 148 us scan: at how many of them round[which] was not found
+ * as a slap. Checks that pads 1-2 and 2-4 were learnt and 1-4 was not. */
+static int lost_with_two_pairs_known(uint32_t d12, uint32_t d24, const shaped_t round[3], int which) {
+    unsigned keep = SCAN_PERIOD_US;
+    SCAN_PERIOD_US = 148u;
+    const shaped_t ev[] = {
+        {0, 50000, 9000, SCN_EXPECT_SLAP, 250, 0.5, 1200, 5000, 1},
+        {1, 50000 + d12, 1500, SCN_EXPECT_NONE, 150, 0.8, 2300, 3500, 1},
+        {1, 150000, 9000, SCN_EXPECT_SLAP, 250, 0.5, 1200, 5000, 1},
+        {0, 150000 + d12, 1500, SCN_EXPECT_NONE, 150, 0.8, 2300, 3500, -1},
+        {1, 250000, 9000, SCN_EXPECT_SLAP, 250, 0.5, 1200, 5000, 1},
+        {3, 250000 + d24, 1500, SCN_EXPECT_NONE, 150, 0.8, 2300, 3500, 1},
+        {3, 350000, 9000, SCN_EXPECT_SLAP, 250, 0.5, 1200, 5000, 1},
+        {1, 350000 + d24, 1500, SCN_EXPECT_NONE, 150, 0.8, 2300, 3500, 1},
+        round[0], round[1], round[2],
+    };
+    const uint8_t known[][2] = {{0, 1}, {1, 3}}, not_known[2] = {0, 3};
+    int phases, unknown;
+    int lost = slap_lost_with_pairs(ev, 11, 550000u, 8 + which, known, 2, not_known, &unknown, &phases);
+    CHECK(unknown == 0, "pads 1-2 and 2-4 learnt, pads 1-4 not, at every phase (not so at %d of %d)", unknown, phases);
+    SCAN_PERIOD_US = keep;
+    return lost;
+}
+
 /* Step 25's bound (since 2.21.0): a pair not yet known is bounded below through a third pad
  * whose pairs with both are known: pads 1-2 0.4 ms, pads 2-4 1.6 ms, so
  * vibration takes at least 1.2 ms from pad 1 to pad 4, and a quieter
  * slap on pad 4 0.4 ms after pad 1's loud one is the player's (-DDETECT_PAIR_BOUND_EARLY_US=0: taken for pad 1's shake). */
 static void test_pair_delay_bound_through_a_third_pad(void) {
-    unsigned keep = SCAN_PERIOD_US;
-    SCAN_PERIOD_US = 148u;
-    const shaped_t ev[] = {
-        /* pads 1 and 2 slapped alone, each shaking the other (0.4 ms) */
-        {0, 50000, 9000, SCN_EXPECT_SLAP, 250, 0.5, 1200, 5000, 1},
-        {1, 50400, 1500, SCN_EXPECT_NONE, 150, 0.8, 2300, 3500, 1},
-        {1, 150000, 9000, SCN_EXPECT_SLAP, 250, 0.5, 1200, 5000, 1},
-        {0, 150400, 1500, SCN_EXPECT_NONE, 150, 0.8, 2300, 3500, -1},
-        /* pads 2 and 4 likewise (1.6 ms) */
-        {1, 250000, 9000, SCN_EXPECT_SLAP, 250, 0.5, 1200, 5000, 1},
-        {3, 251600, 1500, SCN_EXPECT_NONE, 150, 0.8, 2300, 3500, 1},
-        {3, 350000, 9000, SCN_EXPECT_SLAP, 250, 0.5, 1200, 5000, 1},
-        {1, 351600, 1500, SCN_EXPECT_NONE, 150, 0.8, 2300, 3500, 1},
-        /* pad 1's clipped slap; 0.4 ms later the quieter one on pad 4; pad 1's shake there at 1.3 ms */
+    /* pad 1's clipped slap; 0.4 ms later the quieter one on pad 4; pad 1's shake there at 1.3 ms */
+    const shaped_t round[] = {
         {0, 450000, 12000, SCN_EXPECT_SLAP, 200, 0.5, 1200, 6000, 1},
         {3, 450400, 2600, SCN_EXPECT_SLAP, 150, 0.5, 1300, 5000, 1},
         {3, 451300, 1700, SCN_EXPECT_NONE, 150, 0.8, 2300, 3500, 1},
     };
-    const uint8_t known[][2] = {{0, 1}, {1, 3}}, not_known[2] = {0, 3};
-    int phases, unknown;
-    int lost = slap_lost_with_pairs(ev, 11, 550000u, 9, known, 2, not_known, &unknown, &phases);
-    CHECK(unknown == 0, "pads 1-2 and 2-4 learnt, pads 1-4 not, at every phase (not so at %d of %d)", unknown, phases);
-    CHECK(lost == 0, "a slap 0.4 ms after a loud one, sooner than the pads' bound: lost at %d of %d phases", lost, phases);
-    SCAN_PERIOD_US = keep;
+    int lost = lost_with_two_pairs_known(400u, 1600u, round, 1);
+    CHECK(lost == 0, "a slap 0.4 ms after a loud one, sooner than the pads' bound: lost at %d of 4 phases", lost);
 }
 
 /* Step 31 (since 2.27.0): a pair not yet known is bounded above through a
@@ -747,31 +757,14 @@ static void test_pair_delay_bound_through_a_third_pad(void) {
  * player's, found at every phase (-DDETECT_PAIR_BOUND_LATE_US=0: dropped
  * as pad 1's shake at 3 of 4 phases). */
 static void test_pair_delay_most_through_a_third_pad(void) {
-    unsigned keep = SCAN_PERIOD_US;
-    SCAN_PERIOD_US = 148u;
-    const shaped_t ev[] = {
-        /* pads 1 and 2 slapped alone, each shaking the other (0.4 ms) */
-        {0, 50000, 9000, SCN_EXPECT_SLAP, 250, 0.5, 1200, 5000, 1},
-        {1, 50400, 1500, SCN_EXPECT_NONE, 150, 0.8, 2300, 3500, 1},
-        {1, 150000, 9000, SCN_EXPECT_SLAP, 250, 0.5, 1200, 5000, 1},
-        {0, 150400, 1500, SCN_EXPECT_NONE, 150, 0.8, 2300, 3500, -1},
-        /* pads 2 and 4 likewise (0.6 ms) */
-        {1, 250000, 9000, SCN_EXPECT_SLAP, 250, 0.5, 1200, 5000, 1},
-        {3, 250600, 1500, SCN_EXPECT_NONE, 150, 0.8, 2300, 3500, 1},
-        {3, 350000, 9000, SCN_EXPECT_SLAP, 250, 0.5, 1200, 5000, 1},
-        {1, 350600, 1500, SCN_EXPECT_NONE, 150, 0.8, 2300, 3500, 1},
-        /* pad 1's clipped slap, its faint shake on pad 4 at 0.8 ms, pad 4's clipped slap at 2 ms */
+    /* pad 1's clipped slap, its faint shake on pad 4 at 0.8 ms, pad 4's clipped slap at 2 ms */
+    const shaped_t round[] = {
         {0, 450000, 12000, SCN_EXPECT_SLAP, 200, 0.5, 1200, 6000, 1},
         {3, 450800, 80, SCN_EXPECT_NONE, 150, 0.8, 2300, 3500, 1},
         {3, 452000, 5500, SCN_EXPECT_SLAP, 200, 0.6, 1900, 4300, 1},
     };
-    const uint8_t known[][2] = {{0, 1}, {1, 3}}, not_known[2] = {0, 3};
-    int phases, unknown;
-    int lost = slap_lost_with_pairs(ev, 11, 550000u, 10, known, 2, not_known, &unknown, &phases);
-    CHECK(unknown == 0, "pads 1-2 and 2-4 learnt, pads 1-4 not, at every phase (not so at %d of %d)", unknown, phases);
-    CHECK(lost == 0, "a clipped slap 2 ms after a loud one, later than the pads' bound: lost at %d of %d phases", lost,
-          phases);
-    SCAN_PERIOD_US = keep;
+    int lost = lost_with_two_pairs_known(400u, 600u, round, 2);
+    CHECK(lost == 0, "a clipped slap 2 ms after a loud one, later than the pads' bound: lost at %d of 4 phases", lost);
 }
 
 /* Step 32 (since 2.27.0; seed 20261201, table_013's round at 700 ms):
