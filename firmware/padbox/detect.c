@@ -1824,7 +1824,13 @@ static inline __attribute__((always_inline)) void look_for_source(const detect_t
             if (gap > delay + XT_LATE_US && k->loud) continue;
         }
         /* louder than the shake it already made */
-        if (j == k->again_pad && (uint16_t)o->onset_us == s->xt_onset_lo && shook_it_before(s, o)) continue;
+        if (j == k->again_pad && (uint16_t)o->onset_us == s->xt_onset_lo && shook_it_before(s, o)) {
+#ifdef DETECT_DEBUG
+            fprintf(stderr, "   pad %u vs source %u: it shook the pad already (step 27: its shake %u, put down at a restart %u)\n",
+                    pad + 1, j + 1, s->xt_peak, (s->xt_pad & DETECT_XT_AT_RESTART) != 0);
+#endif
+            continue;
+        }
         detect_work_goes_on(); /* (a look at each candidate, a few hundred cycles: the image may pace on) */
         uint16_t src = estimated_peak(o);
 #ifdef DETECT_DEBUG
