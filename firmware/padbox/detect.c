@@ -119,8 +119,8 @@ uint16_t detect_pair_delay(const detect_t *d, uint8_t a, uint8_t b) {
  * over the pads x whose pairs with both are known (0: none), in the low
  * byte, and the smallest delay(a, x) + delay(x, b) (0xFF: none), in the
  * high byte (vibration crosses the top by the shortest way: no two legs
- * through a third pad are quicker, nor their difference slower). The slots are walked
- * as pair_slot() places them (x < a: a's row, a(a-1)/2 + x; x > a: x's row,
+ * through a third pad are quicker, nor their difference slower). The
+ * slots are walked as pair_slot() places them (x < a: a's row, a(a-1)/2 + x; x > a: x's row,
  * x(x-1)/2 + a), with no multiplication, and b's pair is looked at only
  * when a's is known: on a fresh table this is a few cycles a pad. */
 static COLD uint16_t pair_delay_bounds(const detect_t *d, uint8_t a, uint8_t b) {
@@ -167,9 +167,9 @@ static COLD uint8_t delay_floor(const detect_t *d) {
  * least delay (step 29), more than DETECT_PAIR_BOUND_EARLY_US sooner than
  * the least bound through a third pad (step 25), or, for a contact louder
  * than the ringing it rose out of (loud), more than
- * DETECT_PAIR_BOUND_LATE_US later than the most bound (step 31). A function of its own,
- * called once in the looks' loop, so that the loop compiles much as
- * without it. */
+ * DETECT_PAIR_BOUND_LATE_US later than the most bound (step 31). A
+ * function of its own, called once in the looks' loop, so that the loop
+ * compiles much as without it. */
 static COLD uint8_t bound_rules_out(const detect_t *d, uint8_t j, uint8_t pad, int32_t gap, uint8_t loud) {
     if (d->pair_delay[pair_slot(j, pad)] & DETECT_PAIR_KNOWN) return 0;
     /* (step 29: sooner than the table's least delay allows) */
@@ -1747,7 +1747,7 @@ typedef struct {
     int32_t xwin;
     uint16_t mine, best_src;
     uint16_t louder; /* step 13: a contact at least this loud before it makes it a shake by size and time (0: none looked for, or found) */
-    uint8_t xtalk, share, loud, again_pad, best, best_before; /* again_pad: step 27's source (0xFF: none, or not louder) */
+    uint8_t xtalk, share, loud, again_pad, best, best_before; /* again_pad: step 27's source (0xFF or 0x7F: none) */
 } xt_look_t;
 
 /* Step 13: a contact off the rails that is DETECT_SHAKE_LOBE_RATIO times
