@@ -2014,13 +2014,17 @@ static void vote_disc(detect_pad_state_t *s, int8_t pol) {
 }
 
 /* Whether s's contact (estimated peak) is masked: it began within the mask
- * of the pad's reported contact and is no louder than twice it, or is
- * sharp (the mask's loud-hit escape is for a hand's push: a short, sharp
- * first half-wave within the mask is the table's, however loud: step 18).
+ * of the pad's reported contact and is no louder than twice it (than
+ * DETECT_MASK_AFTER_SHARP_X times it if the reported contact was sharp:
+ * step 33), or is sharp (the mask's loud-hit escape is for a hand's push:
+ * a short, sharp first half-wave within the mask is the table's, however
+ * loud: step 18).
  * A macro, not a function: the decision and its debug line share the
  * words, and the image stays as it was benched. */
-#define masked_now(s, peak) \
-    (since((s)->c.onset_us, (s)->mask_end_us) < 0 && ((peak) <= 2u * (s)->reported || sharp(&(s)->c)))
+#define masked_now(s, peak)                                                                                    \
+    (since((s)->c.onset_us, (s)->mask_end_us) < 0 &&                                                           \
+     (sharp(&(s)->c) || (peak) <= (((s)->reported & DETECT_REPORTED_SHARP) ? DETECT_MASK_AFTER_SHARP_X : 2u) * \
+                                      (uint16_t)((s)->reported & (uint16_t)~DETECT_REPORTED_SHARP)))
 
 COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, detect_hit_t *out) {
     if (pad >= d->npads) return 0;
@@ -2098,10 +2102,11 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
     if (hand_like(s, cfg, peak)) vote_disc(s, s->pol);
     s->mask_end_us = s->c.onset_us + cfg->mask_us;
     s->reported = peak > 1023u ? 1023u : peak;
+    out->peak = s->reported;
+    if (sharp(&s->c)) s->reported |= DETECT_REPORTED_SHARP; /* (step 33) */
     s->ref_shift = REF_SHIFT_OWN; /* (lvl_a stays: set_levels() above, from ref, thr and nf, none changed since) */
     out->pad = pad;
     out->is_slap = peak >= cfg->slap;
-    out->peak = s->reported;
     out->onset_us = s->c.onset_us;
     return 1;
 }

@@ -415,6 +415,14 @@ extern "C" {
 #ifndef LP_HOLD
 #define LP_HOLD 1
 #endif
+/* Step 33 (since 2.27.0): within the mask of a reported contact whose first
+ * half-wave was sharp (the table's shape: often a shake no source
+ * explained), a hand's push comes through if its estimated peak is over
+ * this many times the reported one, not twice (2: 2.26.0's). */
+#ifndef DETECT_MASK_AFTER_SHARP_X
+#define DETECT_MASK_AFTER_SHARP_X 1u
+#endif
+#define DETECT_REPORTED_SHARP 0x8000u /* (detect_pad_state_t.reported's flag: that contact was sharp) */
 /* Units of heavy work a scan (detect_t.work, set by the caller each scan):
  * 3 since 2.3.0 (2 before; with the sampler slowing early and gently in a
  * burst, 3 loses fewer slaps on the image and on the host). */
@@ -510,7 +518,7 @@ typedef struct {
                                 put down at a restart, step 32)... */
     uint16_t xt_onset_lo;    /* ... its onset (low 16 bits) ... */
     uint16_t xt_peak;        /* ... and how hard it shook it: its ringing is never louder */
-    uint16_t reported;       /* peak of the last reported contact (mask escape) */
+    uint16_t reported;       /* peak of the last reported contact (mask escape; | DETECT_REPORTED_SHARP: it was sharp) */
     uint16_t under;          /* the contact began on a moving pad: the ringing level it rose out of */
     uint32_t mask_end_us;    /* no report before this (the last reported onset + mask_us) */
     uint8_t shake_gap;       /* the smallest shake this contact surely made on another pad: it began

@@ -792,6 +792,25 @@ static void test_shake_once_from_its_own_source(void) {
     SCAN_PERIOD_US = keep;
 }
 
+/* Step 33 (since 2.27.0): a sharp 2 V half-wave that nothing explains (a
+ * knock on the table by pad 2) is reported; 10 ms later, in its mask,
+ * pad 2's player lands a 3 V slap, a hand's push 1.5 times as large: it
+ * comes through (the mask's escape wants only as large after a sharp
+ * report), at every phase of the samples (-DDETECT_MASK_AFTER_SHARP_X=2u:
+ * masked at 18 of 19). Through the front end (gain 0.7). */
+static void test_mask_after_a_sharp_report(void) {
+    unsigned keep = SCAN_PERIOD_US;
+    SCAN_PERIOD_US = 148u;
+    const shaped_t ev[] = {
+        {1, 50000, 2000, SCN_EXPECT_NONE, 150, 0.8, 2300, 3500, 1}, /* the knock, reported */
+        {1, 60000, 3000, SCN_EXPECT_SLAP, 600, 0.5, 1200, 5000, 1}, /* the player's slap in its mask */
+    };
+    double worst;
+    int phases, lost = slap_lost_at_phases(ev, 2, 150000u, 0.7, 1, &worst, &phases, NULL);
+    CHECK(lost == 0, "a hand's push 1.5 times a sharp report, in its mask: lost at %d of %d phases", lost, phases);
+    SCAN_PERIOD_US = keep;
+}
+
 /* Step 29: once three pairs are known (pad 1's with pads 2, 3 and 4, at
  * 1.2, 1.3 and 1.4 ms, from three solo slaps of pad 1), no pair of the
  * table is taken to carry vibration in under 40 % of the shortest of them
@@ -1588,6 +1607,7 @@ int main(int argc, char **argv) {
     test_pair_delay_bound_through_a_third_pad();
     test_pair_delay_most_through_a_third_pad();
     test_shake_once_from_its_own_source();
+    test_mask_after_a_sharp_report();
     test_delay_floor();
     test_nearer_shake_smaller();
     test_short_clipped_shake("sim/scenarios/short_clipped_shake.scn");
