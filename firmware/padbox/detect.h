@@ -113,9 +113,10 @@
  *      the scan), else it is dropped as a knock; so is a contact on a
  *      moving pad whose first half-wave was shorter than
  *      DETECT_HAND_LOBE_MIN_US (the ringing's). MASK: no report for mask_us after a
- *      reported onset unless the peak passes twice the reported one and
- *      the contact is a hand's push, not sharp (step 18: a sharp first
- *      half-wave there is the table's, however loud).
+ *      reported onset unless the peak passes twice the reported one (the
+ *      reported one, if that was sharp: step 33) and the contact is a
+ *      hand's push, not sharp (step 18: a sharp first half-wave there is
+ *      the table's, however loud).
  *   7. LEARN EACH DISC'S POLARITY as the table is played on (the sign of
  *      a hand's first half-wave), from the sure hands' contacts on it
  *      (began at rest, a slap, a first half-wave longer than any shake's;
