@@ -2026,6 +2026,14 @@ static void vote_disc(detect_pad_state_t *s, int8_t pol) {
      (sharp(&(s)->c) || (peak) <= (((s)->reported & DETECT_REPORTED_SHARP) ? DETECT_MASK_AFTER_SHARP_X : 2u) * \
                                       (uint16_t)((s)->reported & (uint16_t)~DETECT_REPORTED_SHARP)))
 
+/* Step 33: the reported contact's sharpness, kept with its peak for its
+ * mask (masked_now). A function of its own, called last: in the
+ * decision's own frame it took two bytes more of the stack's deepest
+ * path. */
+static COLD __attribute__((noinline)) void mark_sharp_report(const detect_t *d, detect_pad_state_t *s) {
+    if (sharp(&s->c)) s->reported |= DETECT_REPORTED_SHARP;
+}
+
 COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, detect_hit_t *out) {
     if (pad >= d->npads) return 0;
     detect_pad_state_t *s = &d->st[pad];
@@ -2102,12 +2110,12 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
     if (hand_like(s, cfg, peak)) vote_disc(s, s->pol);
     s->mask_end_us = s->c.onset_us + cfg->mask_us;
     s->reported = peak > 1023u ? 1023u : peak;
-    out->peak = s->reported;
-    if (sharp(&s->c)) s->reported |= DETECT_REPORTED_SHARP; /* (step 33) */
     s->ref_shift = REF_SHIFT_OWN; /* (lvl_a stays: set_levels() above, from ref, thr and nf, none changed since) */
     out->pad = pad;
     out->is_slap = peak >= cfg->slap;
+    out->peak = s->reported;
     out->onset_us = s->c.onset_us;
+    mark_sharp_report(d, s);
     return 1;
 }
 
