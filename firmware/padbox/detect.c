@@ -1732,9 +1732,8 @@ static COLD uint8_t louder_than_its_shake(const detect_pad_state_t *s, const det
  * about as soon is taken, and so small a start was most likely a quieter
  * slap's shake, with o's own still to come (the contact judged now). At
  * the rails the contact is rather a player's slap on a pad just shaken,
- * and step 27 keeps it from the source of that shake. A function of its
- * own: the looks' loop stays as it was, and this is asked only of the
- * source s remembers. */
+ * and step 27 keeps it from the source of that shake. Asked once a look,
+ * of the source s remembers, before the looks' loop. */
 static COLD uint8_t shook_it_before(const detect_pad_state_t *s, const detect_contact_t *o) {
     if (!DETECT_SHAKE_ONCE_RATIO || !(s->xt_pad & DETECT_XT_AT_RESTART) || DETECT_CLIPPED(&s->c)) return 1;
     return (uint32_t)s->xt_peak * DETECT_SHAKE_ONCE_RATIO >= estimated_peak(o);
@@ -1747,7 +1746,7 @@ typedef struct {
     int32_t xwin;
     uint16_t mine, best_src;
     uint16_t louder; /* step 13: a contact at least this loud before it makes it a shake by size and time (0: none looked for, or found) */
-    uint8_t xtalk, share, loud, again_pad, best, best_before; /* again_pad: step 27's source (0xFF or 0x7F: none) */
+    uint8_t xtalk, share, loud, again_pad, best, best_before; /* again_pad: step 27's source (0xFF: none) */
 } xt_look_t;
 
 /* Step 13: a contact off the rails that is DETECT_SHAKE_LOBE_RATIO times
@@ -1824,7 +1823,7 @@ static inline __attribute__((always_inline)) void look_for_source(const detect_t
             if (gap > delay + XT_LATE_US && k->loud) continue;
         }
         /* louder than the shake it already made */
-        if (j == k->again_pad && (uint16_t)o->onset_us == s->xt_onset_lo && shook_it_before(s, o)) {
+        if (j == k->again_pad && (uint16_t)o->onset_us == s->xt_onset_lo) {
 #ifdef DETECT_DEBUG
             fprintf(stderr, "   pad %u vs source %u: it shook the pad already (step 27: its shake %u, put down at a restart %u)\n",
                     pad + 1, j + 1, s->xt_peak, (s->xt_pad & DETECT_XT_AT_RESTART) != 0);
@@ -1935,8 +1934,13 @@ static uint8_t crosstalk_source(detect_t *d, const detect_pad_state_t *s, uint8_
 #else
     uint8_t again = k.mine > s->xt_peak + (s->xt_peak >> 3);
 #endif
-    /* (the pad it is louder than the shake from: 0x7F, no pad, for none) */
-    k.again_pad = again ? (uint8_t)(s->xt_pad & (uint8_t)~DETECT_XT_AT_RESTART) : 0xFFu;
+    /* (the pad it is louder than the shake from, if that shake stands for
+     * its contact's (step 32: asked of the pad's contact now; if that is
+     * not the one that shook it, the look's onset test rules it out
+     * anyway): 0xFF for none. Worked out here, once, and not in the look's
+     * loop, where the call made the frame 2 bytes bigger) */
+    uint8_t xt = (uint8_t)(s->xt_pad & (uint8_t)~DETECT_XT_AT_RESTART);
+    k.again_pad = again && xt < d->npads && shook_it_before(s, &d->st[xt].c) ? xt : 0xFFu;
     k.onset = c->onset_us;
     k.best = 0xFFu;
     k.best_before = 0;
