@@ -16,13 +16,11 @@ from __future__ import annotations
 
 import argparse
 import glob
-import re
 import sys
 from pathlib import Path
 
-from drops import MATCH_US, run_core
+from drops import LINE, MATCH_US, run_core
 
-LINE = re.compile(r"hit (\d+) (\d+) (\d+) (\w+) rise=(\d+).*?#\s*(.*)")
 REAL = ("slap", "touch", "press")
 
 
@@ -42,7 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     false = 0
     for path in files:
         # (pad, t, mV, kind, note) of every contact and shake in the file
-        events = [(int(m[1]), int(m[2]), int(m[3]), m[4], m[6]) for m in map(LINE.match, open(path)) if m]
+        with open(path) as lines:
+            events = [(int(m[1]), int(m[2]), int(m[3]), m[4], m[6]) for m in map(LINE.match, lines) if m]
         for pad, t, kind in hits[path]:
             if kind != "S" or any(e[0] == pad and e[3] in REAL and abs(e[1] - t) <= MATCH_US for e in events):
                 continue

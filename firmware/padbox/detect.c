@@ -120,9 +120,10 @@ uint16_t detect_pair_delay(const detect_t *d, uint8_t a, uint8_t b) {
  * byte, and the smallest delay(a, x) + delay(x, b) (0xFF: none), in the
  * high byte (vibration crosses the top by the shortest way: no two legs
  * through a third pad are quicker, nor their difference slower). The
- * slots are walked as pair_slot() places them (x < a: a's row, a(a-1)/2 + x; x > a: x's row,
- * x(x-1)/2 + a), with no multiplication, and b's pair is looked at only
- * when a's is known: on a fresh table this is a few cycles a pad. */
+ * slots are walked as pair_slot() places them (x < a: a's row, a(a-1)/2 +
+ * x; x > a: x's row, x(x-1)/2 + a), with no multiplication, and b's pair
+ * is looked at only when a's is known: on a fresh table this is a few
+ * cycles a pad. */
 static COLD uint16_t pair_delay_bounds(const detect_t *d, uint8_t a, uint8_t b) {
     const uint8_t *pd = d->pair_delay;
     uint8_t bound = 0, most = 0xFFu, row_a = (uint8_t)((uint8_t)(a * (uint8_t)(a - 1u)) >> 1),
