@@ -1459,6 +1459,34 @@ __attribute__((naked, noinline, used, externally_visible)) uint8_t detect_sample
 }
 #endif
 
+/* Step 34, at the end of a contact's first half-wave: its low-passed
+ * deviation's largest there (lp_ref, x 12) marks a hand's push the size of
+ * a slap (DETECT_C_PUSH), and on a pad that was moving raises the peak of
+ * a contact off the rails whose half-wave was longer than a shake's to
+ * what the push was (detect.h). A function of its own: in
+ * moving_sample's frame its multiplies took more of the stack. */
+static COLD __attribute__((noinline)) void size_push_by_lp(const detect_t *d, detect_pad_state_t *s, uint8_t pad) {
+    detect_contact_t *c = &s->c;
+    uint8_t l8 = d->shake_lobe8 > DETECT_SHAKE_LOBE_START_US / 8u ? d->shake_lobe8 : (uint8_t)(DETECT_SHAKE_LOBE_START_US / 8u);
+    uint8_t pct = DETECT_CLIPPED(c) ? DETECT_PUSH_LP_CLIPPED_PCT : DETECT_PUSH_LP_PCT;
+    uint32_t least = ((uint32_t)d->pad[pad].slap * pct / 100u) * l8 / (DETECT_SHAKE_LOBE_START_US / 8u);
+    /* (the filter spans six samples: at a shorter gap than the quiet
+     * scan's a shake fills more of it, and the size asked grows as much) */
+    uint16_t gap = lobe_gap_us(s);
+    if (gap && gap < DETECT_PUSH_LP_GAP_US) least = least * DETECT_PUSH_LP_GAP_US / gap;
+    if (pct && s->lp_ref >= 12u * least) c->flags |= DETECT_C_PUSH;
+#ifdef DETECT_DEBUG
+    fprintf(stderr, "pad %u first half-wave over: onset %u lobe %u peak %u clipped %u clean %u low-passed %u%s\n", pad + 1,
+            c->onset_us, c->lobe_us, c->peak, c->clipped_us, (c->flags & DETECT_C_CLEAN) != 0, s->lp_ref / 12u,
+            (c->flags & DETECT_C_PUSH) ? " PUSH" : "");
+#endif
+    if (DETECT_PUSH_LP_PEAK_X8 && !(c->flags & (DETECT_C_CLEAN | DETECT_C_WRONG)) && !DETECT_CLIPPED(c) &&
+        c->lobe_us > detect_sharp_us(d)) {
+        uint16_t p = (uint16_t)(((uint32_t)s->lp_ref * DETECT_PUSH_LP_PEAK_X8) / (12u * 8u));
+        if (p > c->peak) c->peak = p;
+    }
+}
+
 static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, int16_t e, uint16_t raw, uint32_t t_us) {
     uint16_t a = abs16(e);
     int8_t disc = s->disc;
@@ -1561,6 +1589,7 @@ static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
             s->since_lobe = 0;
             set_levels(s);
             rise = wrong && a > s->lvl_a && (e < 0 ? -1 : 1) == disc;
+            size_push_by_lp(d, s, pad);
         }
         /* A rise the ringing of this contact's first half-wave cannot
          * explain: a slap on a pad a neighbour had just shaken. If what came
@@ -1920,6 +1949,7 @@ static uint8_t crosstalk_source(detect_t *d, const detect_pad_state_t *s, uint8_
         }
         if (overlap != 2u) return 0xFFu;
     }
+    if (c->flags & DETECT_C_PUSH) return 0xFFu; /* a push the size of a slap (step 34) */
     if (c->clipped_us > DETECT_XT_CLIP_MAX_US) return 0xFFu; /* longer at the rails than any shake */
     k.mine = peak;
     k.share = 0; /* (step 11's, for a contact at the rails: a division, once) */
@@ -2109,8 +2139,7 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
         return 0;
     }
     if (masked_now(s, peak)) {
-        s->c.flags |= DETECT_C_MASKED; /* the same player again, within the mask */
-        return 0;
+        return 0; /* (the same player again, within the mask) */
     }
     if (hand_like(s, cfg, peak)) vote_disc(s, s->pol);
     s->mask_end_us = s->c.onset_us + cfg->mask_us;

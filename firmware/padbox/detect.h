@@ -424,6 +424,36 @@ extern "C" {
 #define DETECT_MASK_AFTER_SHARP_X 1u
 #endif
 #define DETECT_REPORTED_SHARP 0x8000u /* (detect_pad_state_t.reported's flag: that contact was sharp) */
+/* Step 34 (since 2.28.0): a contact's low-passed deviation (detect_lp's,
+ * over a hand's push at its own size, a shake's ringing at a fifth to a
+ * third of it) sizes a push the |d| of its first half-wave may not: on a
+ * ringing pad that half-wave is cut short by the ringing, and its peak is
+ * measured against a rest the ringing moved. A contact whose low-passed
+ * deviation reached DETECT_PUSH_LP_PCT % of the pad's slap threshold in
+ * its first half-wave (DETECT_PUSH_LP_CLIPPED_PCT % if the half-wave was
+ * at the rails: a clipped shake's is larger), times the table's shakes'
+ * first half-wave over DETECT_SHAKE_LOBE_START_US (step 13: slower shakes
+ * carry more of theirs through the filter), is a hand's push, never a
+ * shake. 0: off. */
+#ifndef DETECT_PUSH_LP_PCT
+#define DETECT_PUSH_LP_PCT 143u
+#endif
+#ifndef DETECT_PUSH_LP_CLIPPED_PCT
+#define DETECT_PUSH_LP_CLIPPED_PCT 157u
+#endif
+/* ... and on a pad that was moving, a contact off the rails whose first
+ * half-wave was longer than a shake's has a peak of at least this many
+ * eighths of that low-passed deviation (12: 1.5 times; a push's half-wave
+ * fills about two thirds of the filter's six samples). 0: off. */
+/* ... at the quiet scan's gap between a pad's samples or longer; at a
+ * shorter one as many times more as the gap is shorter (the filter's six
+ * samples are a shorter time, and a shake fills more of them). */
+#ifndef DETECT_PUSH_LP_GAP_US
+#define DETECT_PUSH_LP_GAP_US 148u
+#endif
+#ifndef DETECT_PUSH_LP_PEAK_X8
+#define DETECT_PUSH_LP_PEAK_X8 12u
+#endif
 /* Units of heavy work a scan (detect_t.work, set by the caller each scan):
  * 3 since 2.3.0 (2 before; with the sampler slowing early and gently in a
  * burst, 3 loses fewer slaps on the image and on the host). */
@@ -473,7 +503,7 @@ typedef struct {
 #define DETECT_C_LOBE 2u   /* its first half-wave is over (lobe_us known) */
 #define DETECT_C_XTALK 4u  /* dropped as a neighbour's shake */
 #define DETECT_C_DATED 8u  /* its onset is worked out */
-#define DETECT_C_MASKED 16u /* began within the mask of a reported contact: not reported */
+#define DETECT_C_PUSH 16u /* its low-passed deviation sized it as a hand's push (step 34): no shake */
 #define DETECT_C_CLEAN 32u /* began on a pad at rest (its onset is sure) */
 #define DETECT_C_TURNED 64u /* its first half-wave turned back before it was over */
 #define DETECT_C_WRONG 128u /* it went against the disc's polarity: no hand's */

@@ -915,6 +915,23 @@ static void test_push_under_a_shake(const char *path) {
     CHECK(h.n == slaps, "%d hits for the file's %d slaps", h.n, slaps);
 }
 
+/* Step 34: a slap one sample at the rails whose first half-wave is as
+ * short as a shake's, among two louder slaps' shakes (a bench round:
+ * push_sized_by_low_pass.scn), is a hand's push by its low-passed
+ * deviation, and is found at every sample phase. */
+static void test_push_sized_by_low_pass(const char *path) {
+    static scenario_t s;
+    static hits_t h;
+    int lost = 0, phases = 0;
+    double worst = 0.0;
+    for (uint32_t shift = 0; shift < 148u; shift += 8u, phases++) {
+        if (!run_file(path, shift, &s, &h)) return;
+        lost += !found_as_slap(&h, 3, 251987.0 + shift, &worst);
+    }
+    CHECK(lost == 0, "pad 4's slap 0.53 ms after pad 6's (251987 us): lost at %d of %d phases", lost, phases);
+    CHECK(fabs(worst) <= 350.0, "... and dated %+.0f us off its contact at worst", worst);
+}
+
 /* detect_work_taken() is told of every unit of heavy work before it runs
  * (the image paces its sampler there, since 2.15.0), and only of those
  * (detect_work_goes_on() of the looks for a source as they go on):
@@ -1157,7 +1174,12 @@ static void test_barely_clipped_source(void) {
      * disc, its shake's first half-wave (~380 us) is measured over 2.22.0's
      * DETECT_XT_CLIPPED_LOBE_US of 320 at some phases, and it comes out as
      * a slap: at 1 of these 3 phases, 5 of 19 at every 8 us (1 of 19 with
-     * 2.21.0's 400). A known cost, rarer than the slaps the limit finds.) */
+     * 2.21.0's 400). A known cost, rarer than the slaps the limit finds.
+     * Since 2.28.0 also at a third phase: there the shake's first
+     * half-wave, 481 us and one sample at the rails, carries 229 counts
+     * through the low-passed deviation, a hand's push by step 34's
+     * measure (220 for a contact at the rails); through the front end it
+     * stays out at every phase, above.) */
     const shaped_t hard[] = {
         {0, 30000, 12000, SCN_EXPECT_SLAP, 330, 0.6, 1700, 4800, 1},
         {1, 30570, 4800, SCN_EXPECT_NONE, 190, 0.6, 2200, 2800, 1}, /* 40 %: at the rails */
@@ -1172,7 +1194,7 @@ static void test_barely_clipped_source(void) {
         CHECK(hit_near(&h, 0, s.ev[0].t_us) >= 0, "a slap far past the rails is found (shift %u us)", shift);
         out_at_pin += h.n == 1;
     }
-    CHECK(out_at_pin >= 2, "a slap far past the rails at the pin: its shake stays out at %d of 3 phases (known: 2)", out_at_pin);
+    CHECK(out_at_pin >= 1, "a slap far past the rails at the pin: its shake stays out at %d of 3 phases (known: 1)", out_at_pin);
     SCAN_PERIOD_US = keep;
 }
 
@@ -1612,6 +1634,7 @@ int main(int argc, char **argv) {
     test_nearer_shake_smaller();
     test_short_clipped_shake("sim/scenarios/short_clipped_shake.scn");
     test_push_under_a_shake("sim/scenarios/push_under_a_shake.scn");
+    test_push_sized_by_low_pass("sim/scenarios/push_sized_by_low_pass.scn");
     test_barely_clipped_source();
     test_shake_of_a_doubted_slap();
     test_shake_lobe_learnt();
