@@ -1465,26 +1465,33 @@ __attribute__((naked, noinline, used, externally_visible)) uint8_t detect_sample
  * a contact off the rails whose half-wave was longer than a shake's to
  * what the push was (detect.h). A function of its own: in
  * moving_sample's frame its multiplies took more of the stack. */
+#if DETECT_SHAKE_LOBE_START_US != 256u
+#error "size_push_by_lp divides by DETECT_SHAKE_LOBE_START_US / 8 as a shift of 5"
+#endif
 static COLD __attribute__((noinline)) void size_push_by_lp(const detect_t *d, detect_pad_state_t *s, uint8_t pad) {
     detect_contact_t *c = &s->c;
     uint8_t l8 = d->shake_lobe8 > DETECT_SHAKE_LOBE_START_US / 8u ? d->shake_lobe8 : (uint8_t)(DETECT_SHAKE_LOBE_START_US / 8u);
-    uint8_t pct = DETECT_CLIPPED(c) ? DETECT_PUSH_LP_CLIPPED_PCT : DETECT_PUSH_LP_PCT;
-    uint32_t least = ((uint32_t)d->pad[pad].slap * pct / 100u) * l8 / (DETECT_SHAKE_LOBE_START_US / 8u);
+    uint8_t k = DETECT_CLIPPED(c) ? DETECT_PUSH_LP_CLIPPED_X64 : DETECT_PUSH_LP_X64;
+    /* (no division: at every first half-wave's end, in a burst's busiest
+     * scans; 12 x the size asked, as lp_ref is kept: the slap threshold x
+     * k / 64, x l8 / 32) */
+    uint16_t least = (uint16_t)(((uint32_t)d->pad[pad].slap * k) >> 6);
+    uint32_t least12 = ((uint32_t)least * (uint16_t)(12u * l8)) >> 5;
     /* (the filter spans six samples: at a shorter gap than the quiet
-     * scan's a shake fills more of it, and the size asked grows as much) */
+     * scan's a shake fills more of it, and the size asked grows as much;
+     * the image's gaps are never shorter) */
     uint16_t gap = lobe_gap_us(s);
-    if (gap && gap < DETECT_PUSH_LP_GAP_US) least = least * DETECT_PUSH_LP_GAP_US / gap;
-    if (pct && s->lp_ref >= 12u * least) c->flags |= DETECT_C_PUSH;
+    if (gap && gap < DETECT_PUSH_LP_GAP_US) least12 = least12 * DETECT_PUSH_LP_GAP_US / gap;
+    if (k && s->lp_ref >= least12) c->flags |= DETECT_C_PUSH;
 #ifdef DETECT_DEBUG
     fprintf(stderr, "pad %u first half-wave over: onset %u lobe %u peak %u clipped %u clean %u low-passed %u%s\n", pad + 1,
             c->onset_us, c->lobe_us, c->peak, c->clipped_us, (c->flags & DETECT_C_CLEAN) != 0, s->lp_ref / 12u,
             (c->flags & DETECT_C_PUSH) ? " PUSH" : "");
 #endif
-    if (DETECT_PUSH_LP_PEAK_X8 && !(c->flags & (DETECT_C_CLEAN | DETECT_C_WRONG)) && !DETECT_CLIPPED(c) &&
-        c->lobe_us > detect_sharp_us(d)) {
-        uint16_t p = (uint16_t)(((uint32_t)s->lp_ref * DETECT_PUSH_LP_PEAK_X8) / (12u * 8u));
-        if (p > c->peak) c->peak = p;
-    }
+    /* 1.5 x lp_ref / 12 */
+    if (DETECT_PUSH_LP_PEAK && !(c->flags & (DETECT_C_CLEAN | DETECT_C_WRONG)) && !DETECT_CLIPPED(c) &&
+        c->lobe_us > detect_sharp_us(d) && (s->lp_ref >> 3) > c->peak)
+        c->peak = s->lp_ref >> 3;
 }
 
 static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, int16_t e, uint16_t raw, uint32_t t_us) {

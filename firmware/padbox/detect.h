@@ -429,30 +429,31 @@ extern "C" {
  * third of it) sizes a push the |d| of its first half-wave may not: on a
  * ringing pad that half-wave is cut short by the ringing, and its peak is
  * measured against a rest the ringing moved. A contact whose low-passed
- * deviation reached DETECT_PUSH_LP_PCT % of the pad's slap threshold in
- * its first half-wave (DETECT_PUSH_LP_CLIPPED_PCT % if the half-wave was
- * at the rails: a clipped shake's is larger), times the table's shakes'
- * first half-wave over DETECT_SHAKE_LOBE_START_US (step 13: slower shakes
- * carry more of theirs through the filter), is a hand's push, never a
- * shake. 0: off. */
-#ifndef DETECT_PUSH_LP_PCT
-#define DETECT_PUSH_LP_PCT 143u
+ * deviation reached DETECT_PUSH_LP_X64 / 64 of the pad's slap threshold
+ * in its first half-wave (92: 144 %, 201 counts at the default 140;
+ * DETECT_PUSH_LP_CLIPPED_X64 if the half-wave was at the rails, 101: 158
+ * %, 220 counts, as a clipped shake carries more through the filter),
+ * times the table's shakes' first half-wave over
+ * DETECT_SHAKE_LOBE_START_US (step 13: slower shakes carry more of
+ * theirs through the filter), is a hand's push, never a shake. 0: off. */
+#ifndef DETECT_PUSH_LP_X64
+#define DETECT_PUSH_LP_X64 92u
 #endif
-#ifndef DETECT_PUSH_LP_CLIPPED_PCT
-#define DETECT_PUSH_LP_CLIPPED_PCT 157u
+#ifndef DETECT_PUSH_LP_CLIPPED_X64
+#define DETECT_PUSH_LP_CLIPPED_X64 101u
 #endif
-/* ... and on a pad that was moving, a contact off the rails whose first
- * half-wave was longer than a shake's has a peak of at least this many
- * eighths of that low-passed deviation (12: 1.5 times; a push's half-wave
- * fills about two thirds of the filter's six samples). 0: off. */
 /* ... at the quiet scan's gap between a pad's samples or longer; at a
  * shorter one as many times more as the gap is shorter (the filter's six
  * samples are a shorter time, and a shake fills more of them). */
 #ifndef DETECT_PUSH_LP_GAP_US
 #define DETECT_PUSH_LP_GAP_US 148u
 #endif
-#ifndef DETECT_PUSH_LP_PEAK_X8
-#define DETECT_PUSH_LP_PEAK_X8 12u
+/* ... and on a pad that was moving, a contact off the rails whose first
+ * half-wave was longer than a shake's has a peak of at least 1.5 times
+ * that low-passed deviation (a push's half-wave fills about two thirds of
+ * the filter's six samples). 0: off. */
+#ifndef DETECT_PUSH_LP_PEAK
+#define DETECT_PUSH_LP_PEAK 1
 #endif
 /* Units of heavy work a scan (detect_t.work, set by the caller each scan):
  * 3 since 2.3.0 (2 before; with the sampler slowing early and gently in a
