@@ -1463,35 +1463,44 @@ __attribute__((naked, noinline, used, externally_visible)) uint8_t detect_sample
  * deviation's largest there (lp_ref, x 12) marks a hand's push the size of
  * a slap (DETECT_C_PUSH), and on a pad that was moving raises the peak of
  * a contact off the rails whose half-wave was longer than a shake's to
- * what the push was (detect.h). A function of its own: in
- * moving_sample's frame its multiplies took more of the stack. */
+ * what the push was (detect.h). A function of its own, so that
+ * moving_sample's frame, on the stack's deepest path, does not grow. */
 #if DETECT_SHAKE_LOBE_START_US != 256u
 #error "size_push_by_lp divides by DETECT_SHAKE_LOBE_START_US / 8 as a shift of 5"
 #endif
+#if (DETECT_PUSH_LP_X64 && DETECT_PUSH_LP_X64 < 64u) || (DETECT_PUSH_LP_CLIPPED_X64 && DETECT_PUSH_LP_CLIPPED_X64 < 64u)
+#error "size_push_by_lp's first test takes the size asked as at least the slap threshold (64/64)"
+#endif
 static COLD __attribute__((noinline)) void size_push_by_lp(const detect_t *d, detect_pad_state_t *s, uint8_t pad) {
     detect_contact_t *c = &s->c;
-    uint8_t l8 = d->shake_lobe8 > DETECT_SHAKE_LOBE_START_US / 8u ? d->shake_lobe8 : (uint8_t)(DETECT_SHAKE_LOBE_START_US / 8u);
-    uint8_t k = DETECT_CLIPPED(c) ? DETECT_PUSH_LP_CLIPPED_X64 : DETECT_PUSH_LP_X64;
-    /* (no division: at every first half-wave's end, in a burst's busiest
-     * scans; 12 x the size asked, as lp_ref is kept: the slap threshold x
-     * k / 64, x l8 / 32) */
-    uint16_t least = (uint16_t)(((uint32_t)d->pad[pad].slap * k) >> 6);
-    uint32_t least12 = ((uint32_t)least * (uint16_t)(12u * l8)) >> 5;
-    /* (the filter spans six samples: at a shorter gap than the quiet
-     * scan's a shake fills more of it, and the size asked grows as much;
-     * the image's gaps are never shorter) */
-    uint16_t gap = lobe_gap_us(s);
-    if (gap && gap < DETECT_PUSH_LP_GAP_US) least12 = least12 * DETECT_PUSH_LP_GAP_US / gap;
-    if (k && s->lp_ref >= least12) c->flags |= DETECT_C_PUSH;
+    uint16_t lp = s->lp_ref;
+    /* (most first half-waves are shakes', their low-passed deviation far
+     * under the size asked, which is at least the slap threshold, 8 times
+     * it as lp_ref is kept, x 12: no multiply for them, in the image's
+     * busiest scans) */
+    if (lp >= (uint16_t)(d->pad[pad].slap << 3)) {
+        uint8_t l8 = d->shake_lobe8 > DETECT_SHAKE_LOBE_START_US / 8u ? d->shake_lobe8 : (uint8_t)(DETECT_SHAKE_LOBE_START_US / 8u);
+        uint8_t k = DETECT_CLIPPED(c) ? DETECT_PUSH_LP_CLIPPED_X64 : DETECT_PUSH_LP_X64;
+        /* (no division either: 12 x the size asked, as lp_ref is kept:
+         * the slap threshold x k / 64, x l8 / 32) */
+        uint16_t least = (uint16_t)(((uint32_t)d->pad[pad].slap * k) >> 6);
+        uint32_t least12 = ((uint32_t)least * (uint16_t)(12u * l8)) >> 5;
+        /* (the filter spans six samples: at a shorter gap than the quiet
+         * scan's a shake fills more of it, and the size asked grows as
+         * much; the image's gaps are never shorter) */
+        uint16_t gap = lobe_gap_us(s);
+        if (gap && gap < DETECT_PUSH_LP_GAP_US) least12 = least12 * DETECT_PUSH_LP_GAP_US / gap;
+        if (k && lp >= least12) c->flags |= DETECT_C_PUSH;
+    }
 #ifdef DETECT_DEBUG
     fprintf(stderr, "pad %u first half-wave over: onset %u lobe %u peak %u clipped %u clean %u low-passed %u%s\n", pad + 1,
-            c->onset_us, c->lobe_us, c->peak, c->clipped_us, (c->flags & DETECT_C_CLEAN) != 0, s->lp_ref / 12u,
+            c->onset_us, c->lobe_us, c->peak, c->clipped_us, (c->flags & DETECT_C_CLEAN) != 0, lp / 12u,
             (c->flags & DETECT_C_PUSH) ? " PUSH" : "");
 #endif
     /* 1.5 x lp_ref / 12 */
-    if (DETECT_PUSH_LP_PEAK && !(c->flags & (DETECT_C_CLEAN | DETECT_C_WRONG)) && !DETECT_CLIPPED(c) &&
-        c->lobe_us > detect_sharp_us(d) && (s->lp_ref >> 3) > c->peak)
-        c->peak = s->lp_ref >> 3;
+    if (DETECT_PUSH_LP_PEAK && !(c->flags & (DETECT_C_CLEAN | DETECT_C_WRONG)) && !DETECT_CLIPPED(c) && (lp >> 3) > c->peak &&
+        c->lobe_us > detect_sharp_us(d))
+        c->peak = lp >> 3;
 }
 
 static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, int16_t e, uint16_t raw, uint32_t t_us) {

@@ -106,7 +106,11 @@
  *      first half-wave is at most DETECT_OVERLAP_LOBE_US longer than a
  *      sharp one's, when a contact DETECT_OVERLAP_X10 / 10 times as loud
  *      began on another pad just before it: two slaps' shakes overlapping
- *      into one first half-wave (step 28).
+ *      into one first half-wave (step 28). Nor is a contact whose
+ *      low-passed deviation reached a slap's size in its first half-wave
+ *      (a share of the slap threshold, grown with the table's learnt
+ *      shakes): a hand's push, however short the ringing cut its first
+ *      half-wave (step 34).
  *   6. REPORT a slap if the (estimated) peak reaches the slap threshold,
  *      else a touch: a light contact must be a finger's push (began at
  *      rest, a first half-wave of DETECT_TOUCH_LOBE_US or more, over within
