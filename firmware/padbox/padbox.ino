@@ -40,7 +40,7 @@
 #include "detect.h"
 #include "proto.h"
 
-#define FW_VERSION "2.28.0"
+#define FW_VERSION "2.29.0"
 #ifndef PADBOX_PADS
 #define PADBOX_PADS 8
 #endif
@@ -107,7 +107,7 @@ static void clock_init(void) {
 
 /* ----------------------------------------------------------------- UART */
 
-#define TXQ_SIZE 128u /* a power of two, above the longest line (LVL, ~70 bytes); HIT/HB come a few bytes a scan */
+#define TXQ_SIZE 64u /* a power of two (128 before 2.29.0: the RAM went to the sample FIFO); HIT/HB come a few bytes a scan */
 #define TXQ_MASK (TXQ_SIZE - 1u)
 static uint8_t txq[TXQ_SIZE];
 static volatile uint8_t rxq[32]; /* a command line is ~20 bytes, drained every scan */
@@ -166,28 +166,24 @@ typedef struct {
     uint8_t pad;
     uint32_t t_us;
 } press_t;
-static volatile uint8_t press_head;
-static uint8_t press_tail;
-static uint8_t btn_last = 0xFF; /* 1 = released (pull-up) */
 
 /* What only the piezo scan needs: the samples from the sampling interrupt
  * (see "Sampling") and the loop's place in them ... */
-#ifndef FIFO_N
-#define FIFO_N (32u * PADBOX_PADS) /* samples (a power of two, 2 x PADBOX_PADS to 32 scans): 256, 4.7 ms of 8 pads */
+#ifndef FIFO_SCANS
+#define FIFO_SCANS 44u /* scans the FIFO holds: 352 samples of 8 pads, 6.5 ms (2.29.0; 32 before) */
 #endif
-/* (Scans start at entries that are multiples of the pads, mod 256 as the
- * FIFO's head counts: 1, 2, 4 or 8 pads. The pace's table, scan_ocr, has
- * 32 scans.) */
-static_assert(256u % PADBOX_PADS == 0 && FIFO_N % PADBOX_PADS == 0, "PADBOX_PADS: 1, 2, 4 or 8");
-static_assert(FIFO_N <= 32u * PADBOX_PADS && FIFO_N <= 256u && (FIFO_N & (FIFO_N - 1u)) == 0u,
-              "FIFO_N: a power of two, at most 32 scans");
+#define FIFO_N (FIFO_SCANS * PADBOX_PADS) /* samples */
+/* (Scans start at entries that are multiples of the pads; the pace's
+ * table, scan_ocr, has an entry a scan.) */
+static_assert(PADBOX_PADS >= 1 && PADBOX_PADS <= 8, "PADBOX_PADS: 1 to 8");
+static_assert(FIFO_SCANS >= 4u && FIFO_N < 512u, "FIFO_SCANS: at least 4 scans, under 512 samples");
 typedef struct {
     /* The handler's results, entry n mod FIFO_N: a conversion's 8 high
      * bits (ADCH, left adjusted), detect_raw8() makes them counts. A byte a
      * sample holds twice the samples in the same RAM (since 2.18.0): a
      * burst's backlog fits, and the sampler is slowed less often. */
     volatile uint8_t fifo[FIFO_N];
-    uint8_t tail;          /* the loop's next sample (mod 256, like the FIFO's head) ... */
+    uint16_t tail;         /* the loop's next sample, its entry (0 .. FIFO_N - 1) ... */
     uint8_t frac;          /* ... and its time: t_us plus frac half microseconds */
     uint8_t step;          /* the whole microseconds from it to the sample after it, ... */
     uint8_t step_xor;      /* ... the next step's change (the half microseconds alternate) */
@@ -197,14 +193,18 @@ typedef struct {
     detect_hit_t decided;  /* a pad's decision, as detect_poll_at() writes it */
     uint8_t restart;       /* samples were written over: the sampler starts afresh at the scan's end */
     uint8_t scans_left;    /* scan_pads(): scans still to do, 0: forever */
-    uint8_t row;           /* the scan in progress: its first sample (pad 1's) */
+    uint16_t row;          /* the scan in progress: its first sample's entry (pad 1's) */
 } piezo_ram_t;
 /* ... and what only button mode needs share their RAM (2 KB: the stack's
  * headroom is what is left): a box is in one mode from reset on. */
 typedef struct {
     uint32_t rise[DETECT_MAX_PADS];  /* when each pad was last released */
     uint32_t press[DETECT_MAX_PADS]; /* and last counted as pressed */
-    press_t q[8];                    /* presses from the interrupt to the loop */
+    press_t q[8];                    /* presses from the interrupt to the loop ... */
+    volatile uint8_t q_head;         /* ... the interrupt's next ... */
+    uint8_t q_tail;                  /* ... and the loop's */
+    uint8_t last;                    /* the pads' pins at the last change, 1 = released (pull-up) */
+    uint8_t pressed_once;            /* a bit a pad: pressed since reset (its mask applies) */
 } button_ram_t;
 static union {
     button_ram_t btn;
@@ -214,7 +214,10 @@ static uint32_t (&btn_rise)[DETECT_MAX_PADS] = mode_ram.btn.rise;
 static uint32_t (&btn_press)[DETECT_MAX_PADS] = mode_ram.btn.press;
 static volatile press_t (&pressq)[8] = *(volatile press_t (*)[8])&mode_ram.btn.q;
 static piezo_ram_t &pz = mode_ram.pz;
-static uint8_t btn_pressed_once;
+static volatile uint8_t &press_head = mode_ram.btn.q_head;
+static uint8_t &press_tail = mode_ram.btn.q_tail;
+static uint8_t &btn_last = mode_ram.btn.last;
+static uint8_t &btn_pressed_once = mode_ram.btn.pressed_once;
 
 /* A wait on the serial line this long (a reply behind a full outbox) may
  * have let the sampling handler go round its FIFO, even more than once
@@ -247,11 +250,11 @@ static inline void fifo_watch(void) {
  * and built at once, after finishing any line in progress so sequence
  * numbers stay in order. */
 enum { REC_HIT = 1, REC_HB };
-typedef struct {
-    uint8_t kind;
-    uint8_t pad;
-    uint8_t slap;
-    uint16_t peak;
+typedef struct { /* (6 bytes: the fields share a word) */
+    uint16_t peak : 10;
+    uint16_t slap : 1;
+    uint16_t pad : 3;
+    uint16_t kind : 2;
     uint32_t t_us;
 } rec_t;
 #define RECQ_MASK 15u /* 16 records: a table's worth of hits and a heartbeat */
@@ -399,20 +402,22 @@ static void outbox_add(uint8_t kind, uint8_t pad, uint8_t slap, uint16_t peak, u
     rec_head = (uint8_t)((rec_head + 1) & RECQ_MASK);
 }
 
-/** Copy a finished line to the UART queue, waiting for room (while keeping the UART busy). */
+/** Copy a finished line to the UART queue, waiting for room as it goes
+ * (while keeping the UART busy): a line may be longer than the queue. */
 static void queue_line(const proto_line_t *l) {
-    if (tx_free() < l->len) {
-        uint32_t started = clock_us();
-        while (tx_free() < l->len) {
-            tx_service();
-            fifo_watch();
-        }
-        waited_since(started);
-    }
+    uint32_t started = 0; /* (the clock read only if there is a wait) */
     for (uint8_t i = 0; i < l->len; i++) {
+        if (!tx_free()) {
+            if (!started) started = clock_us() | 1u;
+            while (!tx_free()) {
+                tx_service();
+                fifo_watch();
+            }
+        }
         txq[tx_head] = (uint8_t)l->buf[i];
         tx_head = (uint8_t)((tx_head + 1u) & TXQ_MASK);
     }
+    if (started) waited_since(started);
 }
 
 /* Lines built at once (HELLO, replies, LVL) use fmt too, once the outbox
@@ -450,9 +455,11 @@ static void send_lvl(void) {
     proto_add_hex3(&l, lvl_latest, npads);
     proto_add_hex3(&l, lvl_peak, npads);
     for (uint8_t i = 0; i < npads; i++) lvl_peak[i] = lvl_latest[i];
-    /* Levels are the one thing worth dropping when the link is busy; the
-     * sequence number is used up anyway, so the host sees the gap. */
-    if (tx_free() < PROTO_MAX_LINE) return;
+    /* Levels are the one thing worth dropping when the link is busy (the
+     * UART queue over half full; the line is longer than the queue, and
+     * queue_line() waits for the rest as it goes); the sequence number is
+     * used up anyway, so the host sees the gap. */
+    if (tx_free() < TXQ_SIZE / 2u) return;
     send_now();
 }
 
@@ -534,10 +541,11 @@ static void save_service(void) {
     }
 }
 
-/* Not inlined: its 134-byte buffer lives on the stack only while it runs
- * (inlined into setup, it would stay on the stack for good, under every scan). */
+/** The settings saved in the EEPROM, if it holds a sound image of them. Run
+ * before either mode's use of mode_ram: the image is read into it. */
 __attribute__((noinline)) static void settings_load(void) {
-    uint8_t raw[EEPROM_SIZE];
+    uint8_t *raw = (uint8_t *)&mode_ram; /* (the sampler has not started: its RAM, not 134 bytes of stack) */
+    static_assert(sizeof mode_ram >= EEPROM_SIZE, "settings_load(): the EEPROM's image fits mode_ram");
     eeprom_read_block(raw, (const void *)0, EEPROM_SIZE);
     if (raw[0] != EEPROM_MAGIC0 || raw[1] != EEPROM_MAGIC1 || raw[2] != EEPROM_LAYOUT ||
         raw[3] != DETECT_MAX_PADS)
@@ -651,22 +659,20 @@ static void adc_init(void) {
  * as the clock, at the handler's fixed latency, so the loop counts the
  * times on (pz.step, pz.step_xor: whole microseconds a sample, the half
  * microseconds alternating). */
-#define FIFO_MASK (FIFO_N - 1u)
 /* Samples were written over (fill: how far the handler's head is ahead
- * of the loop, a byte). A FIFO of 256 fills the byte: a lap cannot be
- * seen in it, so the loop takes a handler within a scan of the loop's
- * tail as gone round (the pacing keeps it far from there). */
-#if FIFO_N < 256u
-#define FIFO_OVER(fill) ((fill) > FIFO_N)
-#else
-#define FIFO_OVER(fill) ((fill) >= 256u - PADBOX_PADS)
-#endif
+ * of the loop, fifo_fill()). The head is an entry, so a lap cannot be
+ * seen in it: the loop takes a handler within a scan of the loop's tail
+ * as gone round (the pacing keeps it far from there). */
+#define FIFO_OVER(fill) ((fill) >= FIFO_N - PADBOX_PADS)
 /* From the Timer1 tick the sampler starts on (sampler_start) to the
  * sample-and-hold of the first match's conversion, in Timer1 ticks beyond
  * SAMPLE_TICKS, as the counted times take it: the match, the interrupt's
- * response and the handler's first instructions (14 cycles of them: the
- * conversion starts 1/8 us into a half microsecond, so the latency's few
- * cycles of jitter stay within it). Checked in the simulator against its
+ * response and the handler's first instructions (15 cycles of them: the
+ * conversion starts 2-3 cycles into a half microsecond, so the latency's few
+ * cycles of jitter stay within it; and so do the sampler start's: its
+ * poll of Timer1's flag sees it 1 to 3 cycles after the tick, as the
+ * build's code before it falls, so a build's sample-and-holds are up to
+ * two cycles off another's). Checked in the simulator against its
  * log of conversion starts: tests/firmware/test_firmware_sim.py replays
  * that log through the detection core on the host and gets the image's
  * onsets. */
@@ -674,7 +680,7 @@ static void adc_init(void) {
 #if PADBOX_SAMPLER_REGS
 #define SAMPLE_DELAY_TICKS 4u
 #else
-#define SAMPLE_DELAY_TICKS 5u /* (the handler that stacks its registers starts the conversion 7 cycles later) */
+#define SAMPLE_DELAY_TICKS 5u /* (the handler that stacks its registers starts the conversion 10 cycles later) */
 #endif
 #endif
 /* Times the sampler started afresh because the FIFO overflowed (a long
@@ -684,31 +690,71 @@ static void adc_init(void) {
 /* The FIFO's fill at the end of the fullest scan (the harness reports it too). */
 #define FIFO_PEAK GPIOR2
 
-/* The handler's state: the FIFO's head (in r7 with PADBOX_SAMPLER_REGS,
- * the Makefiles' build: see below) and the next conversion's ADMUX in
- * GPIOR0 (in and out, one cycle each). */
+/* The handler's state: the FIFO's head, the address of the entry it
+ * writes next (in r5:r7 with PADBOX_SAMPLER_REGS, the Makefiles' build: see
+ * below), and the next conversion's ADMUX in GPIOR0 (in and out, one cycle
+ * each). */
 #define NEXT_MUX GPIOR0
 static volatile uint8_t ocr_next = SAMPLE_TICKS - 1u; /* OCR2A from the next scan's start on (pace()) */
 /* The periods the handler takes at scans' starts, for the loop to count the
  * times on with (pace(), scan_end()): OCR2A from the scan whose first
- * sample is entry n, at (n / PADBOX_PADS) mod 32, 0 for no change. 32
- * scans: more than the FIFO holds. */
-static uint8_t scan_ocr[32];
+ * sample is entry n, at n / PADBOX_PADS, 0 for no change. */
+static uint8_t scan_ocr[FIFO_SCANS];
+#define FIFO_END (&mode_ram.pz.fifo[FIFO_N])
 #if PADBOX_SAMPLER_REGS
-/** Samples the handler has stored (mod 256). */
-static inline uint8_t fifo_head_now(void) __attribute__((always_inline));
-static inline uint8_t fifo_head_now(void) {
-    uint8_t h;
-    asm volatile("mov %0, r7" : "=r"(h)); /* (read anew each time: the handler moves it) */
+/** The entry the handler writes next (0 .. FIFO_N - 1). Its address's
+ * high byte is read again after the low one, and the pair again if the
+ * handler moved it meanwhile. */
+static inline uint16_t fifo_head_now(void) __attribute__((always_inline));
+static inline uint16_t fifo_head_now(void) {
+    uint16_t h;
+    asm volatile("1:\n\t"
+                 "mov %B0, r5\n\t"
+                 "mov %A0, r7\n\t"
+                 "cp %B0, r5\n\t"
+                 "brne 1b"
+                 : "=&r"(h)); /* (read anew each time: the handler moves it) */
+    return (uint16_t)(h - (uint16_t)&mode_ram.pz.fifo[0]);
+}
+/** The head's address, interrupts off (pace_to(): as few cycles as can be). */
+static inline uint16_t fifo_head_held(void) __attribute__((always_inline));
+static inline uint16_t fifo_head_held(void) {
+    uint16_t h;
+    asm volatile("mov %A0, r7\n\tmov %B0, r5" : "=r"(h));
     return h;
 }
-#define FIFO_HEAD_CLEAR() asm volatile("clr r7")
+#define FIFO_HEAD_CLEAR() asm volatile("mov r7, %A0\n\tmov r5, %B0" ::"r"(&mode_ram.pz.fifo[0]))
 #else
-static volatile uint8_t fifo_head; /* samples the handler has stored (mod 256) */
-static inline uint8_t fifo_head_now(void) __attribute__((always_inline));
-static inline uint8_t fifo_head_now(void) { return fifo_head; }
-#define FIFO_HEAD_CLEAR() (fifo_head = 0)
+static volatile uint8_t *volatile fifo_head; /* the entry the handler writes next */
+static inline uint16_t fifo_head_now(void) __attribute__((always_inline));
+static inline uint16_t fifo_head_now(void) {
+    /* (read twice, until both agree, not with interrupts off: a handler
+     * held back a few cycles would take its sample-and-hold in the next
+     * half microsecond) */
+    const volatile uint8_t *h, *again;
+    do {
+        h = fifo_head;
+        again = fifo_head;
+    } while (h != again);
+    return (uint16_t)(h - &mode_ram.pz.fifo[0]);
+}
+static inline uint16_t fifo_head_held(void) __attribute__((always_inline));
+static inline uint16_t fifo_head_held(void) { return (uint16_t)fifo_head; }
+#define FIFO_HEAD_CLEAR() (fifo_head = &mode_ram.pz.fifo[0])
 #endif
+/** Samples from entry from to entry to, going on round the FIFO (0 ..
+ * FIFO_N - 1): how far the handler's head is ahead of the loop. */
+static inline uint16_t fifo_fill(uint16_t from, uint16_t to) __attribute__((always_inline));
+static inline uint16_t fifo_fill(uint16_t from, uint16_t to) {
+    uint16_t n = (uint16_t)(to - from);
+    return (int16_t)n < 0 ? (uint16_t)(n + FIFO_N) : n;
+}
+/** The entry n samples after entry at (n at most FIFO_N). */
+static inline uint16_t fifo_after(uint16_t at, uint16_t n) __attribute__((always_inline));
+static inline uint16_t fifo_after(uint16_t at, uint16_t n) {
+    at = (uint16_t)(at + n);
+    return at >= FIFO_N ? (uint16_t)(at - FIFO_N) : at;
+}
 /* Pacing: a loop more than FIFO_SLOW samples behind at a scan's end slows
  * the sampling down (scan_end(): pace()): the periods to come are
  * PACE_TICKS ticks longer for every sample beyond it, and PACE_FAST_TICKS
@@ -730,14 +776,17 @@ static inline uint8_t fifo_head_now(void) { return fifo_head; }
  * for a short while, and the bench's three seeds had about a third fewer
  * false slaps and the FIFO's fullest at 120-122 samples instead of up to 132
  * (firmware/README.md, "Pacing"). */
+/* (The margins to the FIFO's end are as they were tuned on a FIFO of 256,
+ * since 2.29.0 as many samples: a larger FIFO holds the extra at the start.) */
+#define FIFO_MARGIN(m, num, den) (FIFO_N >= 256u ? FIFO_N - (m) : FIFO_N * (num) / (den))
 #ifndef FIFO_SLOW
-#define FIFO_SLOW (FIFO_N * 11u / 16u)
+#define FIFO_SLOW FIFO_MARGIN(80u, 11u, 16u)
 #endif
 #ifndef PACE_TICKS
 #define PACE_TICKS 1u /* ticks (0.5 us) longer a sample beyond FIFO_SLOW */
 #endif
 #ifndef FIFO_FAST
-#define FIFO_FAST (FIFO_N * 13u / 16u)
+#define FIFO_FAST FIFO_MARGIN(48u, 13u, 16u)
 #endif
 #ifndef PACE_FAST_TICKS
 #define PACE_FAST_TICKS 4u /* ticks more a sample beyond FIFO_FAST */
@@ -759,7 +808,7 @@ static inline uint8_t fifo_head_now(void) { return fifo_head; }
  * and since 2.16.0 as the heaviest goes on (detect_work_goes_on()).
  * (OCR2A: 36 + 200 < 256.) */
 #ifndef FIFO_BRAKE
-#define FIFO_BRAKE (FIFO_N * 27u / 32u)
+#define FIFO_BRAKE FIFO_MARGIN(40u, 27u, 32u)
 #endif
 #define PACE_BRAKE_TICKS 24u
 #define BRAKE_TICKS_MAX 200u
@@ -774,9 +823,9 @@ static inline uint8_t fifo_head_now(void) { return fifo_head; }
  * same handler saving what it uses on the stack, ~20 cycles more.
  *
  *   r2:r3  Z, saved while the handler uses it
- *   r4     the conversion just read (its 8 high bits; r5 is spare)
+ *   r4     the conversion just read (its 8 high bits)
  *   r6     SREG, saved
- *   r7     the FIFO's head: samples the handler has stored (mod 256)
+ *   r5:r7  the FIFO's head: the address of the entry it writes next
  *
  * Only lds, rjmp, sts, movw, push, in and ldi come before the conversion starts
  * (they leave SREG alone), so the sample-and-hold is a fixed number of
@@ -786,17 +835,21 @@ static inline uint8_t fifo_head_now(void) { return fifo_head; }
 #else
 #define ISR_NEXT_MUX "cpi r30, %[mux_end]\n\tbrne 1f\n\tldi r30, %[mux_first]\n1:\n\t"
 #endif
-#if FIFO_N < 256u
-#define ISR_FIFO_MASK "andi r30, %[mask]\n\t"
-#else
-#define ISR_FIFO_MASK
-#endif
+/* Z past the entry just stored (st Z+): back to the FIFO's start at its end. */
+#define ISR_FIFO_WRAP                                                                                        \
+    "cpi r30, lo8(%[fifo_end])\n\t"                                                                          \
+    "brne 3f\n\t"                                                                                           \
+    "cpi r31, hi8(%[fifo_end])\n\t"                                                                          \
+    "brne 3f\n\t"                                                                                           \
+    "ldi r30, lo8(%[fifo])\n\t"                                                                              \
+    "ldi r31, hi8(%[fifo])\n"                                                                                 \
+    "3:\n\t"
 #define ISR_OPERANDS                                                                                          \
     [adcl] "n"(_SFR_MEM_ADDR(ADCL)), [adch] "n"(_SFR_MEM_ADDR(ADCH)), [admux] "n"(_SFR_MEM_ADDR(ADMUX)),       \
         [adcsra] "n"(_SFR_MEM_ADDR(ADCSRA)), [start] "M"(ADCSRA_ON | _BV(ADSC)),                               \
         [mux] "I"(_SFR_IO_ADDR(NEXT_MUX)), [mux_end] "M"(ADC_MUX(PADBOX_PADS)), [mux_first] "M"(ADC_MUX(0)),     \
         [mux_wrap] "M"(ADC_MUX(PADBOX_PADS - 1u)), [fifo] "i"(&mode_ram.pz.fifo[0]),                            \
-        [mask] "M"(FIFO_MASK & 0xFFu), [mux_second] "M"(ADC_MUX(PADBOX_PADS > 1 ? 1 : 0)),              \
+        [fifo_end] "i"(FIFO_END), [mux_second] "M"(ADC_MUX(PADBOX_PADS > 1 ? 1 : 0)),              \
         [ocr] "n"(_SFR_MEM_ADDR(OCR2A)), [ocr_next] "i"(&ocr_next)
 #if PADBOX_SAMPLER_REGS
 ISR(TIMER2_COMPA_vect, ISR_NAKED) {
@@ -815,7 +868,8 @@ ISR(TIMER2_COMPA_vect, ISR_NAKED) {
         "inc r30\n\t"
         ISR_NEXT_MUX
         "ldi r31, %[start]\n\t"
-        "sts %[adcsra], r31\n\t" /* the next pad's sample-and-hold: 14 cycles in */
+        "nop\n\t" /* (one cycle: the sample-and-hold 2-3 cycles into a half microsecond, see SAMPLE_DELAY_TICKS) */
+        "sts %[adcsra], r31\n\t" /* the next pad's sample-and-hold: 15 cycles in */
         "out %[mux], r30\n\t"
         /* pad 1's conversion started: the period after it, and the scan's, the loop's choice */
         "cpi r30, %[mux_second]\n\t"
@@ -823,14 +877,13 @@ ISR(TIMER2_COMPA_vect, ISR_NAKED) {
         "lds r31, %[ocr_next]\n\t"
         "sts %[ocr], r31\n"
         "2:\n\t"
-        /* into the FIFO at head mod FIFO_N, head one on */
+        /* into the FIFO at its head, the head one on (round at the end) */
         "mov r30, r7\n\t"
-        ISR_FIFO_MASK
-        "ldi r31, 0\n\t"
-        "subi r30, lo8(-(%[fifo]))\n\t"
-        "sbci r31, hi8(-(%[fifo]))\n\t"
-        "st Z, r4\n\t"
-        "inc r7\n\t"
+        "mov r31, r5\n\t"
+        "st Z+, r4\n\t"
+        ISR_FIFO_WRAP
+        "mov r7, r30\n\t"
+        "mov r5, r31\n\t"
         "movw r30, r2\n\t"
         "out __SREG__, r6\n\t"
         "reti\n\t" ::ISR_OPERANDS);
@@ -849,7 +902,13 @@ ISR(TIMER2_COMPA_vect, ISR_NAKED) {
         "in r30, %[mux]\n\t"
         "sts %[admux], r30\n\t"
         "ldi r31, %[start]\n\t"
-        "sts %[adcsra], r31\n\t" /* the next pad's sample-and-hold: 21 cycles in */
+        /* three cycles, so the sample-and-hold falls 2-3 cycles into a half
+         * microsecond, not on its edge: at 21 cycles, as 2.28.0 had it, one
+         * build's start (see SAMPLE_DELAY_TICKS) put it a cycle before the
+         * edge, half a microsecond before its counted time */
+        "rjmp .+0\n\t"
+        "nop\n\t"
+        "sts %[adcsra], r31\n\t" /* the next pad's sample-and-hold: 24 cycles in */
         "inc r30\n\t"
         ISR_NEXT_MUX
         "out %[mux], r30\n\t"
@@ -859,14 +918,11 @@ ISR(TIMER2_COMPA_vect, ISR_NAKED) {
         "sts %[ocr], r31\n"
         "2:\n\t"
         "lds r30, %[head]\n\t"
-        "mov r31, r30\n\t"
-        "inc r31\n\t"
-        "sts %[head], r31\n\t"
-        ISR_FIFO_MASK
-        "ldi r31, 0\n\t"
-        "subi r30, lo8(-(%[fifo]))\n\t"
-        "sbci r31, hi8(-(%[fifo]))\n\t"
-        "st Z, r24\n\t"
+        "lds r31, %[head]+1\n\t"
+        "st Z+, r24\n\t"
+        ISR_FIFO_WRAP
+        "sts %[head], r30\n\t"
+        "sts %[head]+1, r31\n\t"
         "pop r31\n\t"
         "out __SREG__, r31\n\t"
         "pop r31\n\t"
@@ -950,7 +1006,7 @@ static inline uint32_t time_of(uint16_t t_lo) {
  * and the sampler starts afresh at its end (pz.restart). pz.tail: the
  * loop's next sample. */
 static __attribute__((noinline)) void fifo_catch_up(void) {
-    if (FIFO_OVER((uint8_t)(fifo_head_now() - pz.tail))) pz.restart = 1;
+    if (FIFO_OVER(fifo_fill(pz.tail, fifo_head_now()))) pz.restart = 1;
 }
 
 /** The sampler afresh, at a scan's end (pad 1 next), after samples were
@@ -983,7 +1039,7 @@ static __attribute__((noinline)) void send_decided(void) {
 /** The sample of slot k, as the FIFO holds it. */
 static inline uint16_t slot_sample(uint8_t k) __attribute__((always_inline));
 static inline uint16_t slot_sample(uint8_t k) {
-    return detect_raw8(pz.fifo[(uint8_t)(pz.row + k) & FIFO_MASK]);
+    return detect_raw8(pz.fifo[pz.row + k]); /* (a scan's entries never go round) */
 }
 
 /** What a sample's fast path left (detect_step), at its full time. Out of
@@ -997,7 +1053,7 @@ static __attribute__((noinline)) void sample_slow(detect_pad_state_t *s, uint8_t
  * and the hit sent if there is one. */
 static __attribute__((noinline)) void poll_slow(const detect_pad_state_t *s, uint8_t k, uint16_t t_lo) {
     if (detect_poll_at(&det, s, k, time_of(t_lo), &pz.decided) && said_hello) {
-        pz.tail = (uint8_t)(pz.row + k + 1u); /* (the loop's place, for fifo_catch_up()) */
+        pz.tail = fifo_after(pz.row, (uint16_t)(k + 1u)); /* (the loop's place, for fifo_catch_up()) */
         send_decided();
     }
 }
@@ -1010,10 +1066,10 @@ static __attribute__((noinline)) void stream_level(uint8_t k) {
     if (lv > lvl_peak[k]) lvl_peak[k] = lv;
 }
 
-/** The loop ahead of the handler: wait for the scan whose first sample
- * is entry first (all its samples), feeding the UART. */
-static __attribute__((noinline)) void fifo_wait(uint8_t first) {
-    while ((uint8_t)(fifo_head_now() - first) < PADBOX_PADS) tx_service();
+/** The loop ahead of the handler: wait for the scan in hand (its first
+ * sample entry pz.row; all its samples), feeding the UART. */
+static __attribute__((noinline)) void fifo_wait(void) {
+    while (fifo_fill(pz.row, fifo_head_now()) < PADBOX_PADS) tx_service();
 }
 
 /** The UART fed a byte if one waits and it has room (the assembly loop's, every other slot). */
@@ -1023,13 +1079,13 @@ static __attribute__((noinline, unused)) void tx_feed(void) { tx_service(); }
  * waiting at a scan's end), for the handler to take at the next start of
  * a scan (a change it has not taken yet is changed again), and noted for
  * the loop at that scan (scan_ocr). */
-static inline uint8_t pace_want(uint8_t fill) __attribute__((always_inline));
-static inline uint8_t pace_want(uint8_t fill) {
-    uint8_t over = fill > FIFO_SLOW ? (uint8_t)(fill - FIFO_SLOW) : 0u;
+static inline uint8_t pace_want(uint16_t fill) __attribute__((always_inline));
+static inline uint8_t pace_want(uint16_t fill) {
+    uint16_t over = fill > FIFO_SLOW ? (uint16_t)(fill - FIFO_SLOW) : 0u;
     uint16_t ticks = (uint16_t)(PACE_TICKS * over), most = EXTRA_TICKS_MAX;
-    if (fill > FIFO_FAST) ticks = (uint16_t)(ticks + PACE_FAST_TICKS * (uint8_t)(fill - FIFO_FAST));
+    if (fill > FIFO_FAST) ticks = (uint16_t)(ticks + PACE_FAST_TICKS * (uint16_t)(fill - FIFO_FAST));
     if (fill > FIFO_BRAKE) {
-        ticks = (uint16_t)(EXTRA_TICKS_MAX + PACE_BRAKE_TICKS * (uint8_t)(fill - FIFO_BRAKE));
+        ticks = (uint16_t)(EXTRA_TICKS_MAX + PACE_BRAKE_TICKS * (uint16_t)(fill - FIFO_BRAKE));
         most = BRAKE_TICKS_MAX;
     }
     uint8_t extra = ticks > most ? (uint8_t)most : (uint8_t)ticks;
@@ -1039,16 +1095,18 @@ static inline void pace_to(uint8_t want) __attribute__((always_inline));
 static inline void pace_to(uint8_t want) {
     if (want == ocr_next) return;
     cli(); /* (a few cycles: the sample-and-hold waits for them) */
-    uint8_t h = fifo_head_now();
+    uint16_t at = fifo_head_held();
     ocr_next = want;
     sei();
-    /* the conversion in flight was entry h (match h started it): the next
-     * match to start pad 1's, and the scan it begins, is the next multiple
-     * of PADBOX_PADS */
-    scan_ocr[(uint8_t)((uint8_t)(h + PADBOX_PADS) / PADBOX_PADS) & 31u] = want;
+    uint16_t h = (uint16_t)(at - (uint16_t)&mode_ram.pz.fifo[0]);
+    /* the conversion in flight is entry h's (the match that stores entry
+     * h - 1 started it): the next match to start pad 1's, and the scan it
+     * begins, is the next multiple of PADBOX_PADS */
+    uint8_t next = (uint8_t)(h / PADBOX_PADS + 1u);
+    scan_ocr[next == FIFO_SCANS ? 0u : next] = want;
 }
-static inline void pace(uint8_t fill) __attribute__((always_inline));
-static inline void pace(uint8_t fill) { pace_to(pace_want(fill)); }
+static inline void pace(uint16_t fill) __attribute__((always_inline));
+static inline void pace(uint16_t fill) { pace_to(pace_want(fill)); }
 
 /** Detection is about to run a heavy step (detect.c's take_work(): a
  * contact's start, a look for a shake's source, a decision; up to ~10,000
@@ -1062,9 +1120,9 @@ static inline void pace(uint8_t fill) { pace_to(pace_want(fill)); }
  * does not change: only the sample times, which the image stamps as it
  * takes them and the host's replay takes from the harness's log. */
 void detect_work_taken(void) {
-    uint8_t fill = (uint8_t)(fifo_head_now() - pz.tail);
+    uint16_t fill = fifo_fill(pz.tail, fifo_head_now());
     if (fill <= FIFO_FAST + PADBOX_PADS) return;
-    uint8_t want = pace_want((uint8_t)(fill - PADBOX_PADS));
+    uint8_t want = pace_want((uint16_t)(fill - PADBOX_PADS));
     if (want > ocr_next) pace_to(want);
 }
 /** ... and as the heaviest goes on: a look for a shake's source among
@@ -1119,19 +1177,19 @@ static __attribute__((noinline)) void slot_work(uint8_t what) {
 #ifndef OUTBOX_WAIT_MAX_US
 #define OUTBOX_WAIT_MAX_US 30000
 #endif
-static uint8_t outbox_may_wait(uint8_t fill) {
+static uint8_t outbox_may_wait(uint16_t fill) {
     if (fill <= OUTBOX_WAIT_FILL || cfg_next != 0xFF || rec_head == rec_tail) return 0; /* (a CFG line in hand has cfg_next set) */
     if ((uint8_t)((rec_head - rec_tail) & RECQ_MASK) >= (RECQ_MASK + 1u) / 2u) return 0;
     return (int32_t)(pz.t_us - recq[rec_tail].t_us) < (int32_t)OUTBOX_WAIT_MAX_US;
 }
 
-/** A scan's end: the next scan's first sample is entry tail, at t_lo (its
- * low 16 bits), with step whole microseconds to the sample after it. Its
+/** A scan's end: the next scan's first sample is entry tail (FIFO_N: 0),
+ * at t_lo (its low 16 bits), with step whole microseconds to the sample after it. Its
  * place into pz, then the pace, the heavy work allowed, and
  * the scan's other work (the heartbeat and LVL, received commands, EEPROM
  * writes, a step of the outbox), each a few hundred cycles at most and
  * only when there is something to do. 1: the scans asked for are done. */
-static __attribute__((noinline)) uint8_t scan_end(uint16_t t_lo, uint8_t tail, uint8_t step) {
+static __attribute__((noinline)) uint8_t scan_end(uint16_t t_lo, uint16_t tail, uint8_t step) {
 #if PADBOX_DRAW_CYCLES > 0
     __builtin_avr_delay_cycles(PADBOX_DRAW_CYCLES);
 #endif
@@ -1139,9 +1197,10 @@ static __attribute__((noinline)) uint8_t scan_end(uint16_t t_lo, uint8_t tail, u
     if (streaming)
         for (uint8_t k = 0; k < PADBOX_PADS; k++) stream_level(k);
     pz.t_us = time_of(t_lo);
+    if (tail == FIFO_N) tail = 0;
     pz.tail = tail;
     pz.step = step;
-    uint8_t *ocr = &scan_ocr[(uint8_t)(tail / PADBOX_PADS) & 31u];
+    uint8_t *ocr = &scan_ocr[tail / PADBOX_PADS];
     if (*ocr) { /* the periods from this scan on: the handler's new one */
         uint8_t p = pz.period;
         if (p & 1u) pz.frac = (uint8_t)(step - (p >> 1)); /* (even periods: it stays) */
@@ -1149,8 +1208,8 @@ static __attribute__((noinline)) uint8_t scan_end(uint16_t t_lo, uint8_t tail, u
         *ocr = 0;
         set_steps();
     }
-    uint8_t fill = (uint8_t)(fifo_head_now() - tail);
-    if (fill > FIFO_PEAK) FIFO_PEAK = fill;
+    uint16_t fill = fifo_fill(tail, fifo_head_now());
+    if (fill > FIFO_PEAK) FIFO_PEAK = fill > 255u ? 255u : (uint8_t)fill; /* (a byte: 255 for fuller) */
     if (fill > FIFO_SLOW || ocr_next != SAMPLE_TICKS - 1u) pace(fill);
     det.work = WORK_PER_SCAN;
     /* the heartbeat and LVL every other scan, commands and EEPROM writes
@@ -1163,7 +1222,7 @@ static __attribute__((noinline)) uint8_t scan_end(uint16_t t_lo, uint8_t tail, u
         if (save_pos >= 0) slot_work(WORK_SAVE);
     }
     if ((fmt_step || rec_head != rec_tail || cfg_next != 0xFF) && !outbox_may_wait(fill)) outbox_step(); /* never waits */
-    if (FIFO_OVER((uint8_t)(fifo_head_now() - pz.tail)) || pz.restart) sampler_restart();
+    if (FIFO_OVER(fifo_fill(pz.tail, fifo_head_now())) || pz.restart) sampler_restart();
     return pz.scans_left && --pz.scans_left == 0;
 }
 
@@ -1178,25 +1237,24 @@ static __attribute__((noinline)) uint8_t scan_end(uint16_t t_lo, uint8_t tail, u
  * registers of its own, kept across the calls: Y the scan's samples,
  * r16:r17 the pad's state, r14:r15 the sample's time, r12 the whole
  * microseconds to the next sample and r13 how the one after differs
- * (pz.step, pz.step_xor), r11 the scan's first entry, r10 the slots left
+ * (pz.step, pz.step_xor), r10 the slots left
  * (the slot is PADBOX_PADS - r10). It waits for a scan's samples all
  * together. (Numbered labels 10..59: the pieces use 1..4, 60..79 and
  * 89.) */
 static __attribute__((naked, noinline)) void scan_loop(void) {
     asm volatile(
-        "push r10\n\t" "push r11\n\t" "push r12\n\t" "push r13\n\t"
+        "push r10\n\t" "push r12\n\t" "push r13\n\t"
         "push r14\n\t" "push r15\n\t" "push r16\n\t" "push r17\n\t" "push r28\n\t" "push r29\n"
         "10:\n\t"
         /* a scan: its place from pz */
-        "lds r11, %[p_tail]\n\t"
-        "sts %[p_row], r11\n\t"
+        "lds r28, %[p_tail]\n\t"
+        "lds r29, %[p_tail]+1\n\t"
+        "sts %[p_row], r28\n\t"
+        "sts %[p_row]+1, r29\n\t"
         "lds r12, %[p_step]\n\t"
         "lds r13, %[p_xor]\n\t"
         "lds r14, %[p_t]\n\t"
         "lds r15, %[p_t]+1\n\t"
-        "mov r28, r11\n\t"
-        "andi r28, %[mask]\n\t"
-        "ldi r29, 0\n\t"
         "subi r28, lo8(-(%[fifo]))\n\t"
         "sbci r29, hi8(-(%[fifo]))\n\t"
         "ldi r16, lo8(%[st])\n\t"
@@ -1208,11 +1266,20 @@ static __attribute__((naked, noinline)) void scan_loop(void) {
         "subi r24, 0xFF\n\t"
         "sts %[d_scan], r24\n\t"
         /* the scan's samples, all of them: waiting for the handler if the loop is ahead */
+        "12:\n\t"
+        "mov r25, r5\n\t"
         "mov r24, r7\n\t"
-        "sub r24, r11\n\t"
+        "cp r25, r5\n\t"
+        "brne 12b\n\t"
+        "sub r24, r28\n\t"
+        "sbc r25, r29\n\t"
+        "brpl 13f\n\t"
+        "subi r24, lo8(-(%[n]))\n\t"
+        "sbci r25, hi8(-(%[n]))\n"
+        "13:\n\t"
         "cpi r24, %[pads]\n\t"
+        "cpc r25, __zero_reg__\n\t"
         "brsh 11f\n\t"
-        "mov r24, r11\n\t"
         "call %x[wait]\n"
         "11:\n\t"
         /* the sample: detect_raw8() */
@@ -1289,7 +1356,7 @@ static __attribute__((naked, noinline)) void scan_loop(void) {
         "rjmp 32f\n\t" ::
         [p_tail] "i"(&mode_ram.pz.tail), [p_row] "i"(&mode_ram.pz.row), [p_step] "i"(&mode_ram.pz.step),
         [p_xor] "i"(&mode_ram.pz.step_xor), [p_t] "i"(&mode_ram.pz.t_us),
-        [mask] "M"(FIFO_MASK), [fifo] "i"(&mode_ram.pz.fifo[0]), [st] "i"(&det.st[0]), [pads] "M"(PADBOX_PADS),
+        [n] "n"(FIFO_N), [fifo] "i"(&mode_ram.pz.fifo[0]), [st] "i"(&det.st[0]), [pads] "M"(PADBOX_PADS),
         [d_scan] "i"(&det.scan), [wait] "i"(fifo_wait), [state] "n"(offsetof(detect_pad_state_t, state)),
         [ring] "M"(DETECT_RING), [ref_shift] "n"(offsetof(detect_pad_state_t, ref_shift)), [own] "M"(DETECT_REF_SHIFT_OWN),
         [mask_end] "n"(offsetof(detect_pad_state_t, mask_end_us)), [s4] "n"(offsetof(detect_pad_state_t, s4)),
@@ -1353,8 +1420,10 @@ static __attribute__((naked, noinline)) void scan_loop(void) {
         "35:\n\t"
         /* the scan's end: the next one's first sample */
         "movw r24, r14\n\t"
-        "mov r22, r11\n\t"
-        "subi r22, -(%[pads])\n\t"
+        "lds r22, %[p_row]\n\t"
+        "lds r23, %[p_row]+1\n\t"
+        "subi r22, lo8(-(%[pads]))\n\t"
+        "sbci r23, hi8(-(%[pads]))\n\t"
         "mov r20, r12\n\t"
         "call %x[end]\n\t"
         "tst r24\n\t"
@@ -1362,12 +1431,12 @@ static __attribute__((naked, noinline)) void scan_loop(void) {
         "rjmp 10b\n"
         "36:\n\t"
         "pop r29\n\t" "pop r28\n\t" "pop r17\n\t" "pop r16\n\t" "pop r15\n\t" "pop r14\n\t"
-        "pop r13\n\t" "pop r12\n\t" "pop r11\n\t" "pop r10\n\t"
+        "pop r13\n\t" "pop r12\n\t" "pop r10\n\t"
         "ret\n\t" ::
         [slow] "i"(sample_slow), [state] "n"(offsetof(detect_pad_state_t, state)), [pending] "M"(DETECT_PENDING),
         [until] "n"(offsetof(detect_pad_state_t, until_lo)), [poll] "i"(poll_slow), [pads] "M"(PADBOX_PADS),
         [tx_head] "i"(&tx_head), [tx_tail] "i"(&tx_tail), [tx] "i"(tx_feed),
-        [size] "n"(sizeof(detect_pad_state_t)), [end] "i"(scan_end));
+        [size] "n"(sizeof(detect_pad_state_t)), [end] "i"(scan_end), [p_row] "i"(&mode_ram.pz.row));
 }
 #define SCAN_ASM 1
 #else
@@ -1381,7 +1450,7 @@ static __attribute__((naked, noinline)) void scan_loop(void) {
 static inline void scan_slot(uint8_t k, detect_pad_state_t *s, uint16_t &t_lo, uint8_t &step)
     __attribute__((always_inline));
 static inline void scan_slot(uint8_t k, detect_pad_state_t *s, uint16_t &t_lo, uint8_t &step) {
-    uint16_t v = detect_raw8(pz.fifo[(uint8_t)(pz.row + k) & FIFO_MASK]);
+    uint16_t v = detect_raw8(pz.fifo[pz.row + k]);
     const uint16_t t = t_lo;
     t_lo = (uint16_t)(t_lo + step); /* the next sample's (the half microseconds alternate) */
     step ^= pz.step_xor;
@@ -1408,10 +1477,10 @@ static void scan_pads(uint8_t count) {
         uint8_t step = pz.step;
         uint16_t t_lo = (uint16_t)pz.t_us;
         det.scan++; /* (detect_sample_at(): pad 1's sample, a new scan) */
-        if ((uint8_t)(fifo_head_now() - pz.row) < PADBOX_PADS) fifo_wait(pz.row); /* (the scan's samples, all) */
+        if (fifo_fill(pz.row, fifo_head_now()) < PADBOX_PADS) fifo_wait(); /* (the scan's samples, all) */
         detect_pad_state_t *s = det.st; /* (one pointer walked, not an index) */
         for (uint8_t k = 0; k < PADBOX_PADS; k++, s++) scan_slot(k, s, t_lo, step);
-        if (scan_end(t_lo, (uint8_t)(pz.row + PADBOX_PADS), step)) break;
+        if (scan_end(t_lo, (uint16_t)(pz.row + PADBOX_PADS), step)) break;
     }
 #endif
 }
@@ -1487,6 +1556,7 @@ void setup(void) {
     PORTB |= _BV(PB4);
     detect_init(&det, npads);
     settings_load();
+    memset(&mode_ram, 0, sizeof mode_ram); /* (settings_load() read the EEPROM into it) */
     sei();
     for (volatile uint8_t i = 0; i < 100; i++) {} /* let the pull-up settle */
     button_mode = !(PINB & _BV(PB4));

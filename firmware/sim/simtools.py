@@ -173,9 +173,16 @@ SAMPLER_REGS = ("r2", "r3", "r4", "r5", "r6", "r7")
 SAMPLER_HANDLER = "__vector_7"
 
 
+#: The FIFO's head, the address of the entry the handler writes next (r5:r7), and
+#: the one function that may set it (to the FIFO's start).
+HEAD_REGS = ("r5", "r7")
+HEAD_SETTER = "sampler_start"
+
+
 def sampler_register_uses(elf: Path) -> list[str]:
     """Instructions outside the sampling handler that touch r2..r7, other than
-    reading r7 (mov, cp) or clearing it (eor r7, r7): none may, in any
+    reading the FIFO's head r5:r7 (mov, cp) or sampler_start() setting it
+    (mov r7/r5, interrupts off): none may, in any
     translation unit or library the image links. Flash before __ctors_start
     (the vectors and the constants in flash) is data, not code."""
     nm = subprocess.run(["avr-nm", str(elf)], capture_output=True, text=True, check=True).stdout
@@ -195,10 +202,12 @@ def sampler_register_uses(elf: Path) -> list[str]:
         regs = pattern.findall(args)
         if not regs:
             continue
-        if regs == ["r7"] and (op in ("cp", "cpc", "cpse") or (op == "mov" and args.endswith(",r7"))):
+        if len(regs) == 1 and regs[0] in HEAD_REGS and (
+                op in ("cp", "cpc", "cpse") or (op == "mov" and args.endswith("," + regs[0]))):
             continue  # (the head read)
-        if op == "eor" and args == "r7,r7":
-            continue  # (the head cleared, interrupts off: sampler_start)
+        if op == "mov" and len(regs) == 1 and args.startswith(regs[0] + ",") and regs[0] in HEAD_REGS \
+                and HEAD_SETTER in function:
+            continue  # (the head set to the FIFO's start, interrupts off: sampler_start)
         found.append(f"{function} {insn.group(1)}: {op} {args}")
     return found
 

@@ -53,8 +53,8 @@ def test_assembly_fast_paths_match_their_c_versions(firmware, tmp_path: Path) ->
 def test_sampler_registers_are_the_handlers_alone(firmware, tmp_path_factory: pytest.TempPathFactory) -> None:  # noqa: F811
     """r2..r7 belong to the sampling interrupt (-ffixed-r2 .. r7 in both Makefiles):
     in the plain image and the Arduino core's (arduino-mk) no other code, compiled
-    or from libgcc and avr-libc, touches them, but to read or clear the FIFO's
-    head (r7)."""
+    or from libgcc and avr-libc, touches them, but to read the FIFO's head (r5:r7)
+    or, in sampler_start(), set it to the FIFO's start."""
     assert simtools.sampler_register_uses(firmware.elf) == []
     require_tools(simtools.arduino_mk_missing(), "the Arduino core build")
     elf = simtools.build_arduino(tmp_path_factory.getbasetemp() / "firmware-arduino")

@@ -35,13 +35,14 @@ CASES = ["clipped_neighbour", "eight_within_1ms", "hum_touches", "quiet_first_sl
 #: What is not met yet, and why (firmware 2.28.0 on the biased input, through the capacitor across each
 #: disc). Single checks come and go with the image's exact sample times, not with its detection:
 #: reversed_disc's "found" (met by 2.8.0's, 2.9.0's, 2.12.0's to 2.16.0's, 2.21.0's to 2.23.0's,
-#: 2.25.0's to 2.27.0's final builds, a first build of 2.18.0 and a second build of 2.28.0, not by
+#: 2.25.0's to 2.27.0's final builds, a first build of 2.18.0, a second build of 2.28.0 and a first
+#: build of 2.29.0 with a FIFO of 360 samples, not by
 #: 2.7.0's, 2.10.0's, 2.11.0's, 2.17.0's to 2.20.0's, 2.24.0's nor 2.28.0's final builds, nor by a build
 #: of 2.23.0's step 26 alone nor a first build of 2.26.0: on 2.17.0's samples pad 7's soft 1.6 V slap
 #: dipped under the reversed disc's shake after its first sample and was dated 456 us late, by 2.16.0's
 #: detection too; 2.24.0's dates it 448 us late, and so does 2.23.0's on its samples; the first 2.26.0
 #: build 302 us late, and 2.25.0's detection on its samples too; 2.28.0's 456 us late, and 2.27.0's
-#: detection on its samples too), quiet_first_slapper's "found" (met by every final build; not by a first build of
+#: detection on its samples too; 2.29.0's the same, its detection being 2.28.0's), quiet_first_slapper's "found" (met by every final build; not by a first build of
 #: 2.25.0 that kept a byte of RAM more: on its samples pad 5's hard slap was found by the low-passed
 #: deviation's push a sample after pad 6's shake swung its pad, and step 23 dated it 250 us before that
 #: sample, 221 us before its contact; 2.24.0's detection dates it the same on those samples),
@@ -62,11 +63,11 @@ NOT_YET = {
     ("eight_within_1ms", "found"): "some slaps are lost or dated late: 3 of 24 on the host at 148 us a scan, "
                                    "1-4 on the image (2.13.0's to 2.28.0's), whose sampling slows to 200-400 us a scan "
                                    "while eight pads start at once",
+    ("reversed_disc", "found"): "pad 7's soft slap at 401500 us dips under the reversed disc's shake after its first "
+                                "sample and is dated over 150 us late on 2.29.0's sample times (456 us on 2.28.0's; "
+                                "within 150 us on 2.27.0's and on a first 2.29.0 build's)",
     ("shaken_then_slapped", "found"): "a slap soon after a shake on its pad is dated 152 us late on 2.28.0's "
                                       "sample times (pad 6's at 503825 us; 189 us on 2.27.0's, 165 us on 2.26.0's)",
-    ("reversed_disc", "found"): "pad 7's soft slap at 401500 us dips under the reversed disc's shake after its first "
-                                "sample and is dated 456 us late on 2.28.0's sample times (2.27.0's detection dates it "
-                                "so on those samples too; within 150 us on 2.27.0's)",
 }
 #: A HIT line is on the wire this soon after its onset, or sooner: the box holds lines back in a
 #: burst (firmware/README.md, "The outbox waits in a burst": at most 30 ms a record, then a

@@ -118,7 +118,8 @@ def test_sample_times_are_the_conversions(firmware, name: str, tmp_path: Path) -
 
 def test_fifo_holds_a_burst_the_old_one_could_not(firmware, tmp_path: Path) -> None:
     """The sample FIFO keeps a byte a sample (a conversion's 8 high bits), 256
-    of them in the RAM 128 samples of 16 bits took (firmware 2.18.0): while
+    of them in the RAM 128 samples of 16 bits took (firmware 2.18.0; 360 since
+    2.29.0): while
     all eight pads start a contact at once (eight_players) the loop falls
     more than 128 samples behind, and no sample is lost (the old FIFO would
     have overflowed or paced the sampler there), and the host's core, fed
