@@ -518,7 +518,9 @@ def build_table(fws: Sequence[Firmware], main: dict[str, Tally], hum: dict[str, 
 
 
 def _fifo_cell(peak: int) -> str:
-    return "-" if peak < 0 else str(peak)
+    """The FIFO's fullest as the harness reports it: a byte (GPIOR2), so 255 is 255 or more
+    (firmware 2.29.0's FIFO holds 352)."""
+    return "-" if peak < 0 else ">= 255" if peak >= 255 else str(peak)
 
 
 def _latency_cell(us: float) -> str:

@@ -20,7 +20,8 @@
  *   sampler_restarts   times the firmware's sample FIFO overflowed and its
  *                      sampler started afresh (its GPIOR1, saturating at 255)
  *   fifo_peak          the most samples waiting in that FIFO at the end of a
- *                      scan (its GPIOR2)
+ *                      scan (its GPIOR2: 255 for 255 or more, since 2.29.0's
+ *                      FIFO holds 352)
  *   hits, hit_latency_max_us, hit_latency_max_at_us  HIT lines, and the
  *                      longest time from a HIT's onset to its line's last
  *                      byte on the wire (and that onset)
