@@ -221,7 +221,7 @@ static uint8_t &btn_pressed_once = mode_ram.btn.pressed_once;
 
 /* A wait on the serial line this long (a reply behind a full outbox) may
  * have let the sampling handler go round its FIFO, even more than once
- * (its count is a byte, which fifo_catch_up() reads): less than FIFO_N
+ * (its head is an entry, which fifo_catch_up() reads): less than FIFO_N
  * sample periods, with room for the scan it ends. */
 #ifndef FIFO_SAFE_US
 #define FIFO_SAFE_US ((uint16_t)((FIFO_N - 2u * PADBOX_PADS) * SAMPLE_TICKS / 2u))
@@ -233,8 +233,8 @@ static void waited_since(uint32_t started) {
 }
 static void fifo_catch_up(void);
 /** While waiting on the serial line: the time above assumes the loop was
- * not behind when the wait began, and the byte count cannot show a lap
- * of a FIFO of 256 (since 2.18.0). So each turn of a wait also looks at
+ * not behind when the wait began, and the head cannot show a lap (since
+ * 2.18.0: a byte's count of 256; since 2.29.0 an entry). So each turn of a wait also looks at
  * the fill, and a handler within a scan of going round has the sampler
  * start afresh at the scan's end (a turn is shorter than a UART byte, 40
  * us; eight samples take 148). */
@@ -776,8 +776,9 @@ static inline uint16_t fifo_after(uint16_t at, uint16_t n) {
  * for a short while, and the bench's three seeds had about a third fewer
  * false slaps and the FIFO's fullest at 120-122 samples instead of up to 132
  * (firmware/README.md, "Pacing"). */
-/* (The margins to the FIFO's end are as they were tuned on a FIFO of 256,
- * since 2.29.0 as many samples: a larger FIFO holds the extra at the start.) */
+/* (Since 2.29.0 the margins to the FIFO's end are as many samples as
+ * they were tuned on a FIFO of 256, 80, 48 and 40: a deeper FIFO adds its
+ * extra before the pacing starts. A shallower one keeps the fractions.) */
 #define FIFO_MARGIN(m, num, den) (FIFO_N >= 256u ? FIFO_N - (m) : FIFO_N * (num) / (den))
 #ifndef FIFO_SLOW
 #define FIFO_SLOW FIFO_MARGIN(80u, 11u, 16u)
