@@ -701,6 +701,9 @@ static volatile uint8_t ocr_next = SAMPLE_TICKS - 1u; /* OCR2A from the next sca
  * sample is entry n, at n / PADBOX_PADS, 0 for no change. */
 static uint8_t scan_ocr[FIFO_SCANS];
 #define FIFO_END (&mode_ram.pz.fifo[FIFO_N])
+/** The entry (0 .. FIFO_N - 1) at a FIFO address, as the head holds it. */
+static inline uint16_t fifo_entry(uint16_t at) __attribute__((always_inline));
+static inline uint16_t fifo_entry(uint16_t at) { return (uint16_t)(at - (uint16_t)&mode_ram.pz.fifo[0]); }
 #if PADBOX_SAMPLER_REGS
 /** The entry the handler writes next (0 .. FIFO_N - 1). Its address's
  * high byte is read again after the low one, and the pair again if the
@@ -714,7 +717,7 @@ static inline uint16_t fifo_head_now(void) {
                  "cp %B0, r5\n\t"
                  "brne 1b"
                  : "=&r"(h)); /* (read anew each time: the handler moves it) */
-    return (uint16_t)(h - (uint16_t)&mode_ram.pz.fifo[0]);
+    return fifo_entry(h);
 }
 /** The head's address, interrupts off (pace_to(): as few cycles as can be). */
 static inline uint16_t fifo_head_held(void) __attribute__((always_inline));
@@ -736,7 +739,7 @@ static inline uint16_t fifo_head_now(void) {
         h = fifo_head;
         again = fifo_head;
     } while (h != again);
-    return (uint16_t)(h - &mode_ram.pz.fifo[0]);
+    return fifo_entry((uint16_t)h);
 }
 static inline uint16_t fifo_head_held(void) __attribute__((always_inline));
 static inline uint16_t fifo_head_held(void) { return (uint16_t)fifo_head; }
@@ -1099,7 +1102,7 @@ static inline void pace_to(uint8_t want) {
     uint16_t at = fifo_head_held();
     ocr_next = want;
     sei();
-    uint16_t h = (uint16_t)(at - (uint16_t)&mode_ram.pz.fifo[0]);
+    uint16_t h = fifo_entry(at);
     /* the conversion in flight is entry h's (the match that stores entry
      * h - 1 started it): the next match to start pad 1's, and the scan it
      * begins, is the next multiple of PADBOX_PADS */

@@ -892,19 +892,21 @@ static void test_short_clipped_shake(const char *path) {
 }
 
 /* The scenario file at path run at every 8 us of a 148 us scan (the
- * whole file shifted): at how many of those phases (counted into *phases)
- * pad0's slap at t_us (before the shift) was not found as a slap, the
- * worst onset error of those found into *worst; -1 if the file would not
- * load (a failure counted). */
-static int file_slap_lost_at_phases(const char *path, int pad0, double t_us, int *phases, double *worst) {
+ * whole file shifted): pad0's slap at t_us (before the shift, `what` in
+ * the messages) must be found as a slap at every phase, within 350 us of
+ * its contact. 0 if the file would not load (a failure counted). */
+static int check_slap_found_at_every_phase(const char *path, int pad0, double t_us, const char *what) {
     static scenario_t s;
     static hits_t h;
-    int lost = 0;
-    for (uint32_t shift = 0; shift < 148u; shift += 8u, (*phases)++) {
-        if (!run_file(path, shift, &s, &h)) return -1;
-        lost += !found_as_slap(&h, pad0, t_us + shift, worst);
+    int lost = 0, phases = 0;
+    double worst = 0.0;
+    for (uint32_t shift = 0; shift < 148u; shift += 8u, phases++) {
+        if (!run_file(path, shift, &s, &h)) return 0;
+        lost += !found_as_slap(&h, pad0, t_us + shift, &worst);
     }
-    return lost;
+    CHECK(lost == 0, "%s: lost at %d of %d phases", what, lost, phases);
+    CHECK(fabs(worst) <= 350.0, "... and dated %+.0f us off its contact at worst", worst);
+    return 1;
 }
 
 /* Step 30 (since 2.26.0): sim/scenarios/push_under_a_shake.scn, two rounds
@@ -918,12 +920,8 @@ static int file_slap_lost_at_phases(const char *path, int pad0, double t_us, int
 static void test_push_under_a_shake(const char *path) {
     static scenario_t s;
     static hits_t h;
-    int phases = 0;
-    double worst = 0.0;
-    int lost = file_slap_lost_at_phases(path, 6, 276101.0, &phases, &worst);
-    if (lost < 0) return;
-    CHECK(lost == 0, "pad 7's soft slap 0.22 ms into pad 8's shake (276101 us): lost at %d of %d phases", lost, phases);
-    CHECK(fabs(worst) <= 350.0, "... and dated %+.0f us off its contact at worst", worst);
+    if (!check_slap_found_at_every_phase(path, 6, 276101.0, "pad 7's soft slap 0.22 ms into pad 8's shake (276101 us)"))
+        return;
     if (!run_file(path, 0, &s, &h)) return;
     int slaps = check_every_slap_found(&s, &h);
     CHECK(h.n == slaps, "%d hits for the file's %d slaps", h.n, slaps);
@@ -934,12 +932,7 @@ static void test_push_under_a_shake(const char *path) {
  * push_sized_by_low_pass.scn), is a hand's push by its low-passed
  * deviation, and is found at every sample phase. */
 static void test_push_sized_by_low_pass(const char *path) {
-    int phases = 0;
-    double worst = 0.0;
-    int lost = file_slap_lost_at_phases(path, 3, 251987.0, &phases, &worst);
-    if (lost < 0) return;
-    CHECK(lost == 0, "pad 4's slap 0.53 ms after pad 6's (251987 us): lost at %d of %d phases", lost, phases);
-    CHECK(fabs(worst) <= 350.0, "... and dated %+.0f us off its contact at worst", worst);
+    (void)check_slap_found_at_every_phase(path, 3, 251987.0, "pad 4's slap 0.53 ms after pad 6's (251987 us)");
 }
 
 /* detect_work_taken() is told of every unit of heavy work before it runs
