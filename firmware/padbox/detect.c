@@ -210,7 +210,7 @@ static void history_devs(const detect_pad_state_t *s, int8_t pol, int16_t *d) {
     for (uint8_t k = DETECT_HIST; k-- > 0;) { /* newest first: age 1, 2, ... */
         i = (uint8_t)((i - 1u) & (DETECT_HIST - 1u));
         b = (int16_t)(b - step);
-        int16_t v = (int16_t)((int16_t)s->hist_r[i] - ((b + 8) >> 4));
+        int16_t v = (int16_t)((int16_t)detect_hist_raw(&s->hist[i]) - ((b + 8) >> 4));
         d[k] = pol < 0 ? (int16_t)-v : v;
     }
 }
@@ -219,7 +219,7 @@ static void history_devs(const detect_pad_state_t *s, int8_t pol, int16_t *d) {
  * newest) from the rest then, turned pol's way (pol: +1 or -1, a
  * contact's; a negation, not a multiply: the same 16 bits). */
 static int16_t dev_back(const detect_pad_state_t *s, uint8_t age, int8_t pol) {
-    int16_t v = deviation(s->hist_r[(uint8_t)(s->hist_at - age) & (DETECT_HIST - 1u)], rest_q4_at(s, age));
+    int16_t v = deviation(detect_hist_raw(&s->hist[(uint8_t)(s->hist_at - age) & (DETECT_HIST - 1u)]), rest_q4_at(s, age));
     return pol < 0 ? (int16_t)-v : v;
 }
 /* How long the first half-wave of s's contact took from its onset to its
@@ -237,7 +237,7 @@ static COLD uint16_t rise_to_peak_us(const detect_pad_state_t *s) {
     }
     /* (the rest is predicted back along its slope: a count or two off) */
     if (most + 2 < (int16_t)s->c.peak) return 0;
-    int16_t r = (int16_t)(s->hist_t[(uint8_t)(s->hist_at - best) & (DETECT_HIST - 1u)] - (uint16_t)s->c.onset_us);
+    int16_t r = (int16_t)(s->hist[(uint8_t)(s->hist_at - best) & (DETECT_HIST - 1u)].t - (uint16_t)s->c.onset_us);
     return r < 0 ? 0u : (uint16_t)r;
 }
 /* (an age from a count back: 0 is the oldest, DETECT_HIST) */
@@ -367,8 +367,8 @@ static ALWAYS_INLINE void track_by(detect_pad_state_t *s, int16_t r4, uint8_t al
  * and up mostly cancels in it, hum and drift do not), with gains a tick's
  * worth smaller than the samples'. */
 static void track_mean_each(detect_pad_state_t *s) {
-    const uint16_t *h = s->hist_r;
-    uint16_t sum8 = (uint16_t)(h[0] + h[1] + h[2] + h[3] + h[4] + h[5] + h[6] + h[7]);
+    uint16_t sum8 = 0;
+    for (uint8_t i = 0; i < DETECT_HIST; i++) sum8 = (uint16_t)(sum8 + detect_hist_raw(&s->hist[i]));
     /* the mean x 16 against the rest predicted at the window's middle (4.5 samples back) */
     int16_t mid = (int16_t)(s->base_q4 - (int16_t)((9 * s->slope_q8) >> 5));
     track_by(s, (int16_t)((int16_t)(sum8 * 2u) - mid), 3u, 2u);
@@ -419,10 +419,10 @@ static uint8_t date_onset(detect_pad_state_t *s, uint8_t back) {
     int8_t pol = s->pol;
     int16_t e1 = dev_back(s, age_of((uint8_t)(back + 1u)), pol), e2 = dev_back(s, age_of(back), pol);
     int16_t e0 = dev_back(s, age_of((uint8_t)(back + 2u)), pol);
-    uint16_t t1 = s->hist_t[first];
+    uint16_t t1 = s->hist[first].t;
     /* onset_us holds the first sample's full time (start_contact). */
-    s->c.onset_us -= back_date_us(e0, e1, e2, (uint16_t)(t1 - s->hist_t[before]), (uint16_t)(s->hist_t[second] - t1),
-                                  at_rail(s->hist_r[second]));
+    s->c.onset_us -= back_date_us(e0, e1, e2, (uint16_t)(t1 - s->hist[before].t), (uint16_t)(s->hist[second].t - t1),
+                                  at_rail(detect_hist_raw(&s->hist[second])));
     s->c.flags |= DETECT_C_DATED;
     return 1;
 }
@@ -468,7 +468,7 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
         for (uint8_t k = DETECT_HIST; k-- > 0;) {
             i = (uint8_t)((i - 1u) & (DETECT_HIST - 1u));
             b = (int16_t)(b - st);
-            int16_t v = (int16_t)((int16_t)s->hist_r[i] - ((b + 8) >> 4));
+            int16_t v = (int16_t)((int16_t)detect_hist_raw(&s->hist[i]) - ((b + 8) >> 4));
             dv[k] = pol < 0 ? (int16_t)-v : v;
             if (k < DETECT_HIST - 2u && (dv[k + 1] <= lo || k < DETECT_HIST - 6u)) break;
         }
@@ -517,10 +517,10 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
     s->under = s->state == DETECT_REST ? 0 : s->ref;
     s->pol = pol;
     s->state = DETECT_SCAN;
-    s->c.onset_us = t_us - (uint16_t)((uint16_t)t_us - s->hist_t[j]); /* the rise's first sample */
+    s->c.onset_us = t_us - (uint16_t)((uint16_t)t_us - s->hist[j].t); /* the rise's first sample */
     s->c.peak = abs16(e);
     s->c.lobe_us = 0xFFFFu;
-    s->c.clipped_us = at_rail(raw) ? (uint16_t)((uint16_t)t_us - s->hist_t[prev_i(newest_i(s))]) : 0u;
+    s->c.clipped_us = at_rail(raw) ? (uint16_t)((uint16_t)t_us - s->hist[prev_i(newest_i(s))].t) : 0u;
     s->above = 1;
     s->c.rails = 0;
     s->last_pd = (int16_t)(pol * e);
@@ -536,10 +536,10 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
     s->since_lobe = 0;
     s->busy = back; /* SCAN: how far back the rise began, until it is dated */
     if (back) { /* the line through the rise's first two samples (k, k + 1), from the one before */
-        uint16_t t1 = s->hist_t[j];
+        uint16_t t1 = s->hist[j].t;
         uint8_t j2 = (uint8_t)((j + 1u) & (DETECT_HIST - 1u));
-        s->c.onset_us -= back_date_us(dv[k - 1], dv[k], dv[k + 1], (uint16_t)(t1 - s->hist_t[prev_i(j)]),
-                                      (uint16_t)(s->hist_t[j2] - t1), at_rail(s->hist_r[j2]));
+        s->c.onset_us -= back_date_us(dv[k - 1], dv[k], dv[k + 1], (uint16_t)(t1 - s->hist[prev_i(j)].t),
+                                      (uint16_t)(s->hist[j2].t - t1), at_rail(detect_hist_raw(&s->hist[j2])));
         s->c.flags |= DETECT_C_DATED;
     }
     if (DETECT_LP_BACK_US && moving && !clipped_scan && (s->ticked & 4u) && lp_rose(dv)) {
@@ -671,18 +671,18 @@ static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
 /* A pad leaving rest: the sums of four samples ending at the newest two,
  * worked out afresh from the history (detect_lp keeps them on). */
 static void lp_start(detect_pad_state_t *s) {
-    const uint16_t *h = s->hist_r;
+    const detect_hist_t *h = s->hist;
     uint8_t i = s->hist_at; /* (the newest is the one before it) */
-    uint16_t n1 = h[(i - 2u) & 7u], n2 = h[(i - 3u) & 7u], n3 = h[(i - 4u) & 7u];
-    s->s4[0] = (uint16_t)(h[(i - 1u) & 7u] + n1 + n2 + n3);
-    s->s4[1] = (uint16_t)(n1 + n2 + n3 + h[(i - 5u) & 7u]);
+    uint16_t n1 = detect_hist_raw(&h[(i - 2u) & 7u]), n2 = detect_hist_raw(&h[(i - 3u) & 7u]),
+             n3 = detect_hist_raw(&h[(i - 4u) & 7u]);
+    s->s4[0] = (uint16_t)(detect_hist_raw(&h[(i - 1u) & 7u]) + n1 + n2 + n3);
+    s->s4[1] = (uint16_t)(n1 + n2 + n3 + detect_hist_raw(&h[(i - 5u) & 7u]));
 }
 
 /* Into the pad's history: every sample, whatever its state. */
 static ALWAYS_INLINE void push_sample(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
     uint8_t at = s->hist_at;
-    s->hist_r[at] = raw;
-    s->hist_t[at] = t_lo;
+    detect_hist_put(&s->hist[at], raw, t_lo);
     s->hist_at = (uint8_t)((at + 1u) & (DETECT_HIST - 1u));
 }
 
@@ -890,21 +890,25 @@ __attribute__((naked, noinline, used, externally_visible)) uint8_t detect_sample
         "ldi r24, %[coast]\n\t"
         "std Z+%[busy], r24\n"
         "1:\n\t"
-        /* the history's sum x 2 in r24:r25 */
+        /* the history's sum x 2 in r24:r25: the bytes' sum (an entry's
+         * byte at offset 2, 3 bytes an entry) x 8, + 32 (the samples are
+         * 4 x their bytes + 2) */
         "movw r26, r30\n\t"
-        "subi r26, lo8(-(%[hist_r]))\n\t"
-        "sbci r27, hi8(-(%[hist_r]))\n\t"
-        "ld r24, X+\n\t"
-        "ld r25, X+\n\t"
-        "ld r0, X+\n\t" "add r24, r0\n\t" "ld r0, X+\n\t" "adc r25, r0\n\t"
-        "ld r0, X+\n\t" "add r24, r0\n\t" "ld r0, X+\n\t" "adc r25, r0\n\t"
-        "ld r0, X+\n\t" "add r24, r0\n\t" "ld r0, X+\n\t" "adc r25, r0\n\t"
-        "ld r0, X+\n\t" "add r24, r0\n\t" "ld r0, X+\n\t" "adc r25, r0\n\t"
-        "ld r0, X+\n\t" "add r24, r0\n\t" "ld r0, X+\n\t" "adc r25, r0\n\t"
-        "ld r0, X+\n\t" "add r24, r0\n\t" "ld r0, X+\n\t" "adc r25, r0\n\t"
-        "ld r0, X+\n\t" "add r24, r0\n\t" "ld r0, X+\n\t" "adc r25, r0\n\t"
+        "subi r26, lo8(-(%[hist] + 2))\n\t"
+        "sbci r27, hi8(-(%[hist] + 2))\n\t"
+        "ld r24, X\n\t"
+        "clr r25\n\t"
+        "adiw r26, 3\n\t" "ld r0, X\n\t" "add r24, r0\n\t" "adc r25, __zero_reg__\n\t"
+        "adiw r26, 3\n\t" "ld r0, X\n\t" "add r24, r0\n\t" "adc r25, __zero_reg__\n\t"
+        "adiw r26, 3\n\t" "ld r0, X\n\t" "add r24, r0\n\t" "adc r25, __zero_reg__\n\t"
+        "adiw r26, 3\n\t" "ld r0, X\n\t" "add r24, r0\n\t" "adc r25, __zero_reg__\n\t"
+        "adiw r26, 3\n\t" "ld r0, X\n\t" "add r24, r0\n\t" "adc r25, __zero_reg__\n\t"
+        "adiw r26, 3\n\t" "ld r0, X\n\t" "add r24, r0\n\t" "adc r25, __zero_reg__\n\t"
+        "adiw r26, 3\n\t" "ld r0, X\n\t" "add r24, r0\n\t" "adc r25, __zero_reg__\n\t"
+        "lsl r24\n\t" "rol r25\n\t" "lsl r24\n\t" "rol r25\n\t"
         "lsl r24\n\t"
         "rol r25\n\t"
+        "adiw r24, 32\n\t"
         /* r4 = that - (base - ((9 slope) >> 5)), the rest at the window's middle */
         "ldd r20, Z+%[slope]\n\t"
         "ldd r21, Z+%[slope]+1\n\t"
@@ -1257,8 +1261,7 @@ void detect_step(detect_t *d, detect_pad_state_t *s, uint8_t pad, uint16_t raw, 
         s->base_q4 = (int16_t)(raw << 4);
         s->slope_q8 = 0;
         for (uint8_t i = 0; i < DETECT_HIST; i++) {
-            s->hist_r[i] = raw;
-            s->hist_t[i] = (uint16_t)t_us;
+            detect_hist_put(&s->hist[i], raw, (uint16_t)t_us);
         }
         return;
     }
@@ -1288,7 +1291,7 @@ __attribute__((used, externally_visible, noinline)) uint8_t detect_sample_quick_
  * newest four (this one and three before it), and the one before; the
  * six newest samples weighted 1 2 3 3 2 1 back. */
 static ALWAYS_INLINE uint16_t four_sums_on(detect_pad_state_t *s, uint16_t raw) {
-    uint16_t s4 = (uint16_t)(s->s4[0] + raw - s->hist_r[(s->hist_at - 4u) & (DETECT_HIST - 1u)]);
+    uint16_t s4 = (uint16_t)(s->s4[0] + raw - detect_hist_raw(&s->hist[(s->hist_at - 4u) & (DETECT_HIST - 1u)]));
     uint16_t lp_raw = (uint16_t)(s4 + s->s4[0] + s->s4[1]);
     s->s4[1] = s->s4[0];
     s->s4[0] = s4;

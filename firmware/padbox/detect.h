@@ -469,6 +469,14 @@ extern "C" {
 #define DETECT_CLIP_LO 2u
 #define DETECT_CLIP_HI 1021u
 
+/* Settings of at most 1,000,000 (microseconds) in three bytes on the AVR
+ * (since 2.30.0: the 16 bytes went to the sample FIFO), four elsewhere. */
+#ifdef __AVR__
+typedef __uint24 detect_u24_t;
+#else
+typedef uint32_t detect_u24_t;
+#endif
+
 /** Settings of one pad: the SET parameters of the wire protocol. */
 typedef struct {
     uint16_t slap;    /* slap threshold, 1..1023: a peak at or above it is a slap */
@@ -476,8 +484,8 @@ typedef struct {
                          0 or >= slap turns touches off (detection starts at slap) */
     uint16_t scan_us; /* 0..20000: peak search after the onset */
     uint8_t xtalk;    /* 0..100 %: crosstalk ratio, 0 = off */
-    uint32_t mask_us; /* 0..1000000: no new contact on the pad after an onset */
-    uint32_t xwin_us; /* 0..100000: crosstalk window */
+    detect_u24_t mask_us; /* 0..1000000: no new contact on the pad after an onset */
+    detect_u24_t xwin_us; /* 0..100000: crosstalk window */
 } detect_pad_config_t;
 
 /** One reported contact. */
@@ -512,6 +520,19 @@ typedef struct {
 #define DETECT_C_CLEAN 32u /* began on a pad at rest (its onset is sure) */
 #define DETECT_C_TURNED 64u /* its first half-wave turned back before it was over */
 #define DETECT_C_WRONG 128u /* it went against the disc's polarity: no hand's */
+
+/** One sample in a pad's history: its time's low 16 bits, and the sample:
+ * on the AVR the conversion's 8 high bits, the FIFO's byte, 3 bytes an
+ * entry (since 2.30.0: the 64 bytes went to the sample FIFO); elsewhere
+ * the counts, which may have all ten bits (detect_hist_raw() reads either). */
+typedef struct {
+    uint16_t t;
+#ifdef __AVR__
+    uint8_t r;
+#else
+    uint16_t r;
+#endif
+} detect_hist_t;
 
 /** Per-pad running state (exposed so the sketch can size it statically).
  * What every sample touches comes first: the assembly fast paths reach
@@ -548,8 +569,7 @@ typedef struct {
                                 in 4 us (at most 1020 us: lobe_gap_us()) */
     uint16_t ref;            /* after a first half-wave: the |d| its ringing stays under (decays) */
     uint8_t ref_shift;       /* ref decays by ref >> ref_shift a sample */
-    uint16_t hist_r[DETECT_HIST]; /* the last samples (raw) ... (indexed: their offset may pass 63) */
-    uint16_t hist_t[DETECT_HIST]; /* ... and their times' low 16 bits */
+    detect_hist_t hist[DETECT_HIST]; /* the last samples and their times (indexed: their offset may pass 63) */
     uint8_t xt_pad;          /* the source of the last shake on this pad (0xFF: none; | DETECT_XT_AT_RESTART:
                                 put down at a restart, step 32)... */
     uint16_t xt_onset_lo;    /* ... its onset (low 16 bits) ... */
@@ -666,6 +686,24 @@ uint8_t detect_sample_quick(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo);
  * the two low bits are below its noise (on the bench's eight seeds, the
  * host's core on such samples: 655 / 317 / 245 against 653 / 317 / 250). */
 static inline uint16_t detect_raw8(uint8_t b) { return (uint16_t)((uint16_t)b << 2) | 2u; }
+/** A history entry's sample, in counts (on the AVR samples are always
+ * detect_raw8()'s: the entry keeps its byte, and nothing is lost). */
+static inline uint16_t detect_hist_raw(const detect_hist_t *h) {
+#ifdef __AVR__
+    return detect_raw8(h->r);
+#else
+    return h->r;
+#endif
+}
+/** Put a sample (counts) into a history entry. */
+static inline void detect_hist_put(detect_hist_t *h, uint16_t raw, uint16_t t_lo) {
+    h->t = t_lo;
+#ifdef __AVR__
+    h->r = (uint8_t)(raw >> 2);
+#else
+    h->r = raw;
+#endif
+}
 /** How slow a scan of period scan_us is, for detect_slow: 0, 1 or 2. */
 static inline uint8_t detect_slowness(uint16_t scan_us) {
     return (uint8_t)((scan_us >= DETECT_SLOW_SCAN_US) + (scan_us >= DETECT_SLOWER_SCAN_US));

@@ -26,14 +26,23 @@
 #define DETECT_ASM_STR_(x) #x
 #define DETECT_ASM_STR(x) DETECT_ASM_STR_(x)
 
-/* X = &s->hist_r[r26] (Z = s; r26 the index, r27 on the way). */
-#define ASM_X_AT_HIST_R                                                                                      \
+/* X = &s->hist[r26] (Z = s; r26 the index, r27 on the way; an entry is
+ * 3 bytes: the time's low 16 bits, then the sample's byte). */
+#define ASM_X_AT_HIST                                                                                        \
+    "mov r27, r26\n\t"                                                                                       \
     "lsl r26\n\t"                                                                                            \
+    "add r26, r27\n\t"                                                                                       \
     "clr r27\n\t"                                                                                            \
     "add r26, r30\n\t"                                                                                       \
     "adc r27, r31\n\t"                                                                                       \
-    "subi r26, lo8(-(%[hist_r]))\n\t"                                                                        \
-    "sbci r27, hi8(-(%[hist_r]))\n\t"
+    "subi r26, lo8(-(%[hist]))\n\t"                                                                          \
+    "sbci r27, hi8(-(%[hist]))\n\t"
+
+/* The sample's byte (raw >> 2: raw is detect_raw8()'s) into r24, r0 on the way. */
+#define ASM_RAW_BYTE                                                                                         \
+    "mov r0, r23\n\t"                                                                                        \
+    "mov r24, r22\n\t"                                                                                       \
+    "lsr r0\n\t" "ror r24\n\t" "lsr r0\n\t" "ror r24\n\t"
 
 /* A tick's sample of a ringing pad (not PENDING: on to 73) whose level
  * (r20:r21 its ref) is not under two gates stays moving (on from here);
@@ -85,23 +94,21 @@
     "add r26, r24\n\t"                                                                                       \
     "adc r27, r25\n\t"
 
-/* Into the history: hist_r[at] = raw, hist_t[at] = t_lo, at one on (X on the way). */
+/* Into the history: hist[at] = {t_lo, raw's byte}, at one on (X, r0 and r24 on the way). */
 #define ASM_PUSH_SAMPLE                                                                                      \
     "ldd r26, Z+%[at]\n\t"                                                                                   \
     "mov r27, r26\n\t"                                                                                       \
     "inc r27\n\t"                                                                                            \
     "andi r27, %[hmask]\n\t"                                                                                 \
     "std Z+%[at], r27\n\t"                                                                                   \
-    ASM_X_AT_HIST_R                                                                                          \
-    "st X+, r22\n\t"                                                                                         \
-    "st X, r23\n\t"                                                                                          \
-    "adiw r26, %[r_to_t]\n\t"                                                                                \
+    ASM_X_AT_HIST                                                                                            \
     "st X+, r20\n\t"                                                                                         \
-    "st X, r21\n\t"
+    "st X+, r21\n\t"                                                                                         \
+    ASM_RAW_BYTE                                                                                             \
+    "st X, r24\n\t"
 #define ASM_PUSH_OPERANDS                                                                                    \
     [at] "n"(offsetof(detect_pad_state_t, hist_at)), [hmask] "M"(DETECT_HIST - 1u),                          \
-        [hist_r] "n"(offsetof(detect_pad_state_t, hist_r)),                                                  \
-        [r_to_t] "n"(offsetof(detect_pad_state_t, hist_t) - offsetof(detect_pad_state_t, hist_r) - 1u)
+        [hist] "n"(offsetof(detect_pad_state_t, hist))
 
 /* The raw sample in the pair lo:hi becomes its level |raw - ((base + 8) >> 4)|
  * (base in r18:r19, r24:r25 on the way). */
@@ -281,24 +288,26 @@
  * step 19 leaves out does, in the scan loop: operands ASM_PUSH_OPERANDS
  * and [s4]) ... */
 #define ASM_MV_INTO_HIST_S4                                                                                  \
-    /* into the history, X on to the sample four before (8 bytes after hist_r[at] or before it) */           \
+    /* into the history, X on to the sample four before (12 bytes after hist[at]'s byte or before it), its \
+     * counts (detect_raw8) in r24:r25 */                                                                    \
     "ldd r25, Z+%[at]\n\t"                                                                                   \
     "mov r24, r25\n\t"                                                                                       \
     "inc r24\n\t"                                                                                            \
     "andi r24, %[hmask]\n\t"                                                                                 \
     "std Z+%[at], r24\n\t"                                                                                   \
     "mov r26, r25\n\t"                                                                                       \
-    ASM_X_AT_HIST_R                                                                                          \
-    "st X+, r22\n\t"                                                                                         \
-    "st X, r23\n\t"                                                                                          \
-    "adiw r26, %[r_to_t]\n\t"                                                                                \
+    ASM_X_AT_HIST                                                                                            \
     "st X+, r20\n\t"                                                                                         \
-    "st X, r21\n\t"                                                                                          \
-    "sbiw r26, %[r_to_t] + 2 + 8\n\t"                                                                        \
+    "st X+, r21\n\t"                                                                                         \
+    ASM_RAW_BYTE                                                                                             \
+    "st X, r24\n\t"                                                                                          \
+    "sbiw r26, 12\n\t"                                                                                       \
     "sbrs r25, 2\n\t"                                                                                        \
-    "adiw r26, 16\n\t"                                                                                       \
-    "ld r24, X+\n\t"                                                                                         \
-    "ld r25, X\n\t"                                                                                          \
+    "adiw r26, 24\n\t"                                                                                       \
+    "ld r24, X\n\t"                                                                                          \
+    "clr r25\n\t"                                                                                            \
+    "lsl r24\n\t" "rol r25\n\t" "lsl r24\n\t" "rol r25\n\t"                                                  \
+    "ori r24, 2\n\t"                                                                                         \
     ASM_FOUR_SUMS
 /* ... and lp in X (the rest in r18:r19) ... */
 #define ASM_MV_INTO_HIST_LP                                                                                  \
@@ -473,9 +482,11 @@
     "set\n"                                                                                                  \
     "61:\n\t"                                                                                                \
     "cpi r18, %[scan_state]\n\t"                                                                             \
-    "breq 69f\n\t"                                                                                           \
+    "brne 69f\n\t" /* (SCAN: 70 is out of a branch's reach, past the history's three-byte entries) */        \
+    "rjmp 70f\n"                                                                                             \
+    "69:\n\t"                                                                                                \
     ASM_MV_INTO_HIST_LP                                                                                      \
-    ASM_MV_STEP("69:\n\t" /* (within the branch's reach) */ "rjmp 70f\n")                                    \
+    ASM_MV_STEP("")                                                                                          \
     ASM_MV_PUSH_DECAY("78f", ASM_MV_DISC_GATE, ASM_MV_DECAY_ON)                                              \
     "clr r24\n\t"                                                                                            \
     "bld r24, 0\n\t"                                                                                         \

@@ -40,7 +40,7 @@
 #include "detect.h"
 #include "proto.h"
 
-#define FW_VERSION "2.29.0"
+#define FW_VERSION "2.30.0"
 #ifndef PADBOX_PADS
 #define PADBOX_PADS 8
 #endif
@@ -107,7 +107,7 @@ static void clock_init(void) {
 
 /* ----------------------------------------------------------------- UART */
 
-#define TXQ_SIZE 64u /* a power of two (128 before 2.29.0: the RAM went to the sample FIFO); HIT/HB come a few bytes a scan */
+#define TXQ_SIZE 32u /* a power of two (128 before 2.29.0, 64 before 2.30.0: the RAM went to the sample FIFO); HIT/HB come a few bytes a scan */
 #define TXQ_MASK (TXQ_SIZE - 1u)
 static uint8_t txq[TXQ_SIZE];
 static volatile uint8_t rxq[32]; /* a command line is ~20 bytes, drained every scan */
@@ -170,7 +170,7 @@ typedef struct {
 /* What only the piezo scan needs: the samples from the sampling interrupt
  * (see "Sampling") and the loop's place in them ... */
 #ifndef FIFO_SCANS
-#define FIFO_SCANS 44u /* scans the FIFO holds: 352 samples of 8 pads, 6.5 ms (2.29.0; 32 before) */
+#define FIFO_SCANS 58u /* scans the FIFO holds: 464 samples of 8 pads, 8.6 ms (2.30.0; 44 in 2.29.0, 32 before) */
 #endif
 #define FIFO_N (FIFO_SCANS * PADBOX_PADS) /* samples */
 /* (Scans start at entries that are multiples of the pads; the pace's
@@ -250,16 +250,24 @@ static inline void fifo_watch(void) {
  * and built at once, after finishing any line in progress so sequence
  * numbers stay in order. */
 enum { REC_HIT = 1, REC_HB };
-typedef struct { /* (6 bytes: the fields share a word) */
+typedef struct { /* (5 bytes: the fields share a word) */
     uint16_t peak : 10;
     uint16_t slap : 1;
     uint16_t pad : 3;
     uint16_t kind : 2;
-    uint32_t t_us;
+    __uint24 t_lo; /* the time's low 24 bits (16.7 s): rec_time() finds the rest (since 2.30.0) */
 } rec_t;
 #define RECQ_MASK 15u /* 16 records: a table's worth of hits and a heartbeat */
 static rec_t recq[RECQ_MASK + 1u];
 static uint8_t rec_head, rec_tail;
+/** Half the outbox's records or more are waiting. */
+static uint8_t outbox_half_full(void) { return (uint8_t)((rec_head - rec_tail) & RECQ_MASK) >= (RECQ_MASK + 1u) / 2u; }
+/** How long ago (device time now) a record's time was, within 2^23 us
+ * either way: a record leaves within a second of its time. */
+static int32_t rec_age(uint32_t now, const rec_t *r) {
+    __int24 d = (__int24)((__uint24)now - r->t_lo);
+    return (int32_t)d;
+}
 static proto_line_t fmt;
 static uint8_t fmt_step;         /* 0: idle */
 static uint8_t fmt_cfg;          /* the line in fmt belongs to the CFG reply */
@@ -351,10 +359,12 @@ static void outbox_step(void) {
      * CRC and the copy to the UART queue apart. */
     const rec_t *r = &recq[rec_tail];
     switch (fmt_step) {
-    case 1:
-        fmt_part = proto_add_u32_top(&fmt, r->t_us);
+    case 1: {
+        uint32_t now = clock_us(); /* (after the record's time: its age is positive) */
+        fmt_part = proto_add_u32_top(&fmt, now - (uint32_t)rec_age(now, r));
         fmt_step = STEP_TIME_REST;
         break;
+    }
     case STEP_TIME_REST:
         proto_add_u32_rest(&fmt, fmt_part);
         fmt_step = r->kind == REC_HIT ? 2 : STEP_FINISH;
@@ -398,7 +408,7 @@ static void outbox_add(uint8_t kind, uint8_t pad, uint8_t slap, uint16_t peak, u
     r->pad = pad;
     r->slap = slap;
     r->peak = peak;
-    r->t_us = t_us;
+    r->t_lo = (__uint24)t_us;
     rec_head = (uint8_t)((rec_head + 1) & RECQ_MASK);
 }
 
@@ -450,17 +460,22 @@ static void send_hit(uint8_t pad0, uint32_t t_us, uint8_t slap, uint16_t peak) {
 }
 
 static void send_lvl(void) {
+    /* Levels are the one thing worth dropping when the link is busy: half
+     * the outbox's records or more waiting (a burst of hits, ~10 ms of the
+     * line; since 2.30.0: before, the UART queue over half full once they
+     * were queued, which its 32 bytes are after a single HIT line). The
+     * sequence number is used up anyway, so the host sees the gap; the
+     * peaks carry on to the next LVL. */
+    if (outbox_half_full()) {
+        seq++;
+        return;
+    }
     proto_line_t &l = *line_now(PSTR("LVL"));
     proto_add_u32(&l, clock_us());
     proto_add_hex3(&l, lvl_latest, npads);
     proto_add_hex3(&l, lvl_peak, npads);
     for (uint8_t i = 0; i < npads; i++) lvl_peak[i] = lvl_latest[i];
-    /* Levels are the one thing worth dropping when the link is busy (the
-     * UART queue over half full; the line is longer than the queue, and
-     * queue_line() waits for the rest as it goes); the sequence number is
-     * used up anyway, so the host sees the gap. */
-    if (tx_free() < TXQ_SIZE / 2u) return;
-    send_now();
+    send_now(); /* (longer than the UART queue: queue_line() waits for the rest as it goes) */
 }
 
 static void send_ok(const proto_cmd_t *cmd) {
@@ -1183,8 +1198,8 @@ static __attribute__((noinline)) void slot_work(uint8_t what) {
 #endif
 static uint8_t outbox_may_wait(uint16_t fill) {
     if (fill <= OUTBOX_WAIT_FILL || cfg_next != 0xFF || rec_head == rec_tail) return 0; /* (a CFG line in hand has cfg_next set) */
-    if ((uint8_t)((rec_head - rec_tail) & RECQ_MASK) >= (RECQ_MASK + 1u) / 2u) return 0;
-    return (int32_t)(pz.t_us - recq[rec_tail].t_us) < (int32_t)OUTBOX_WAIT_MAX_US;
+    if (outbox_half_full()) return 0;
+    return rec_age(pz.t_us, &recq[rec_tail]) < (int32_t)OUTBOX_WAIT_MAX_US;
 }
 
 /** A scan's end: the next scan's first sample is entry tail (FIFO_N: 0),

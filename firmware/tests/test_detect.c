@@ -1388,7 +1388,7 @@ static void test_reported_pad_every_other_scan(void) {
         lobe_ticks[m] = st->since_lobe;
         /* (the history holds every sample all the same: the newest two one scan apart) */
         uint8_t at = st->hist_at;
-        uint16_t gap = (uint16_t)(st->hist_t[(at - 1u) & 7u] - st->hist_t[(at - 2u) & 7u]);
+        uint16_t gap = (uint16_t)(st->hist[(at - 1u) & 7u].t - st->hist[(at - 2u) & 7u].t);
         CHECK(gap == 148u, "the history is a sample a scan (mask %s): %u us between its newest two", m ? "on" : "off",
               gap);
         if (m) {
