@@ -255,7 +255,7 @@ typedef struct { /* (5 bytes: the fields share a word) */
     uint16_t slap : 1;
     uint16_t pad : 3;
     uint16_t kind : 2;
-    __uint24 t_lo; /* the time's low 24 bits (16.7 s): rec_time() finds the rest (since 2.30.0) */
+    __uint24 t_lo; /* the time's low 24 bits (16.7 s): rec_age() against the clock finds the rest (since 2.30.0) */
 } rec_t;
 #define RECQ_MASK 15u /* 16 records: a table's worth of hits and a heartbeat */
 static rec_t recq[RECQ_MASK + 1u];
