@@ -219,7 +219,7 @@ static void history_devs(const detect_pad_state_t *s, int8_t pol, int16_t *d) {
  * newest) from the rest then, turned pol's way (pol: +1 or -1, a
  * contact's; a negation, not a multiply: the same 16 bits). */
 static int16_t dev_back(const detect_pad_state_t *s, uint8_t age, int8_t pol) {
-    int16_t v = deviation(detect_hist_raw(&s->hist[(uint8_t)(s->hist_at - age) & (DETECT_HIST - 1u)]), rest_q4_at(s, age));
+    int16_t v = deviation(detect_hist_raw_back(s, age), rest_q4_at(s, age));
     return pol < 0 ? (int16_t)-v : v;
 }
 /* How long the first half-wave of s's contact took from its onset to its
@@ -1291,7 +1291,7 @@ __attribute__((used, externally_visible, noinline)) uint8_t detect_sample_quick_
  * newest four (this one and three before it), and the one before; the
  * six newest samples weighted 1 2 3 3 2 1 back. */
 static ALWAYS_INLINE uint16_t four_sums_on(detect_pad_state_t *s, uint16_t raw) {
-    uint16_t s4 = (uint16_t)(s->s4[0] + raw - detect_hist_raw(&s->hist[(s->hist_at - 4u) & (DETECT_HIST - 1u)]));
+    uint16_t s4 = (uint16_t)(s->s4[0] + raw - detect_hist_raw_back(s, 4));
     uint16_t lp_raw = (uint16_t)(s4 + s->s4[0] + s->s4[1]);
     s->s4[1] = s->s4[0];
     s->s4[0] = s4;

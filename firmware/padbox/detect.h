@@ -695,6 +695,10 @@ static inline uint16_t detect_hist_raw(const detect_hist_t *h) {
     return h->r;
 #endif
 }
+/** The sample `age` samples back in s's history (1: the newest), in counts. */
+static inline uint16_t detect_hist_raw_back(const detect_pad_state_t *s, uint8_t age) {
+    return detect_hist_raw(&s->hist[(uint8_t)(s->hist_at - age) & (DETECT_HIST - 1u)]);
+}
 /** Put a sample (counts) into a history entry. */
 static inline void detect_hist_put(detect_hist_t *h, uint16_t raw, uint16_t t_lo) {
     h->t = t_lo;

@@ -44,6 +44,14 @@
     "mov r24, r22\n\t"                                                                                       \
     "lsr r0\n\t" "ror r24\n\t" "lsr r0\n\t" "ror r24\n\t"
 
+/* The history's entry at X (ASM_X_AT_HIST) = {t_lo, raw's byte}; X left
+ * on its byte (r0 and r24 on the way). */
+#define ASM_STORE_ENTRY                                                                                      \
+    "st X+, r20\n\t"                                                                                         \
+    "st X+, r21\n\t"                                                                                         \
+    ASM_RAW_BYTE                                                                                             \
+    "st X, r24\n\t"
+
 /* A tick's sample of a ringing pad (not PENDING: on to 73) whose level
  * (r20:r21 its ref) is not under two gates stays moving (on from here);
  * under them, it may be back at rest: the caller's branch to 78 (the slow
@@ -102,10 +110,7 @@
     "andi r27, %[hmask]\n\t"                                                                                 \
     "std Z+%[at], r27\n\t"                                                                                   \
     ASM_X_AT_HIST                                                                                            \
-    "st X+, r20\n\t"                                                                                         \
-    "st X+, r21\n\t"                                                                                         \
-    ASM_RAW_BYTE                                                                                             \
-    "st X, r24\n\t"
+    ASM_STORE_ENTRY
 #define ASM_PUSH_OPERANDS                                                                                    \
     [at] "n"(offsetof(detect_pad_state_t, hist_at)), [hmask] "M"(DETECT_HIST - 1u),                          \
         [hist] "n"(offsetof(detect_pad_state_t, hist))
@@ -297,10 +302,7 @@
     "std Z+%[at], r24\n\t"                                                                                   \
     "mov r26, r25\n\t"                                                                                       \
     ASM_X_AT_HIST                                                                                            \
-    "st X+, r20\n\t"                                                                                         \
-    "st X+, r21\n\t"                                                                                         \
-    ASM_RAW_BYTE                                                                                             \
-    "st X, r24\n\t"                                                                                          \
+    ASM_STORE_ENTRY                                                                                          \
     "sbiw r26, 12\n\t"                                                                                       \
     "sbrs r25, 2\n\t"                                                                                        \
     "adiw r26, 24\n\t"                                                                                       \

@@ -115,14 +115,12 @@ static void moving_state(detect_pad_state_t *s, uint16_t raw) {
         uint16_t spread = (rnd() & 1u) ? 8u : 200u;
         for (uint8_t i = 0; i < DETECT_HIST; i++)
             detect_hist_put(&s->hist[i], (uint16_t)(near((int16_t)raw, spread) & 1023), s->hist[i].t);
-        uint8_t at = s->hist_at;
-        uint16_t n0 = detect_hist_raw(&s->hist[(at - 1u) & 7u]), n1 = detect_hist_raw(&s->hist[(at - 2u) & 7u]),
-                 n2 = detect_hist_raw(&s->hist[(at - 3u) & 7u]), n3 = detect_hist_raw(&s->hist[(at - 4u) & 7u]),
-                 n4 = detect_hist_raw(&s->hist[(at - 5u) & 7u]);
+        uint16_t n0 = detect_hist_raw_back(s, 1), n1 = detect_hist_raw_back(s, 2), n2 = detect_hist_raw_back(s, 3),
+                 n3 = detect_hist_raw_back(s, 4), n4 = detect_hist_raw_back(s, 5);
         s->s4[0] = (uint16_t)(n0 + n1 + n2 + n3);
         s->s4[1] = (uint16_t)(n1 + n2 + n3 + n4);
     }
-    uint16_t s4 = (uint16_t)(s->s4[0] + raw - detect_hist_raw(&s->hist[(s->hist_at - 4u) & 7u]));
+    uint16_t s4 = (uint16_t)(s->s4[0] + raw - detect_hist_raw_back(s, 4));
     int16_t lp_raw = (int16_t)(s4 + s->s4[0] + s->s4[1]);
     /* lp wanted: small, a few hundred (a push's size), thousands, -32768
      * (whose way against it is -32768 again in 16 bits: the rest set from
@@ -166,7 +164,7 @@ static uint16_t cover[C_COUNT];
 
 /* lp as the C works it out (before: the state before the sample). */
 static int16_t lp_before(uint16_t raw) {
-    uint16_t s4 = (uint16_t)(before.s4[0] + raw - detect_hist_raw(&before.hist[(before.hist_at - 4u) & (DETECT_HIST - 1u)]));
+    uint16_t s4 = (uint16_t)(before.s4[0] + raw - detect_hist_raw_back(&before, 4));
     uint16_t lp_raw = (uint16_t)(s4 + before.s4[0] + before.s4[1]);
     int16_t bq = before.base_q4;
     return (int16_t)(lp_raw - (uint16_t)(bq - (bq >> 2) - ((bq & 3) == 3)));
