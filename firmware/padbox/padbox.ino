@@ -40,7 +40,7 @@
 #include "detect.h"
 #include "proto.h"
 
-#define FW_VERSION "2.30.0"
+#define FW_VERSION "2.31.0"
 #ifndef PADBOX_PADS
 #define PADBOX_PADS 8
 #endif
@@ -156,8 +156,10 @@ static uint8_t tx_free(void) { return (uint8_t)((tx_tail - tx_head - 1u) & TXQ_M
 static detect_t det;
 static uint8_t npads = PADBOX_PADS;
 static uint8_t button_mode;
-static uint16_t lvl_latest[DETECT_MAX_PADS];
+/* LVL's peaks since the last LVL; its latest levels are worked out as it
+ * is built (lvl_latest(): since 2.31.0, the 16 bytes went to the FIFO). */
 static uint16_t lvl_peak[DETECT_MAX_PADS];
+static uint16_t lvl_latest(uint8_t k);
 static uint8_t streaming;
 static uint32_t next_hb, next_lvl;
 
@@ -170,13 +172,23 @@ typedef struct {
 /* What only the piezo scan needs: the samples from the sampling interrupt
  * (see "Sampling") and the loop's place in them ... */
 #ifndef FIFO_SCANS
-#define FIFO_SCANS 58u /* scans the FIFO holds: 464 samples of 8 pads, 8.6 ms (2.30.0; 44 in 2.29.0, 32 before) */
+#define FIFO_SCANS 62u /* scans the FIFO holds: 496 samples of 8 pads, 9.2 ms (2.31.0; 58 in 2.30.0, 44 in 2.29.0) */
 #endif
 #define FIFO_N (FIFO_SCANS * PADBOX_PADS) /* samples */
-/* (Scans start at entries that are multiples of the pads; the pace's
- * table, scan_ocr, has an entry a scan.) */
+/* (Scans start at entries that are multiples of the pads. The sampling's
+ * pace changes at odd scans only with a power of two of pads (since
+ * 2.31.0: the pace's table, scan_ocr, has an entry every other scan, 31
+ * bytes that went to the FIFO), at any scan with other numbers.) */
+#if (PADBOX_PADS & (PADBOX_PADS - 1u)) == 0
+#define PACE_EVERY 2u
+#define PACE_BIT (PADBOX_PADS == 8 ? 3 : PADBOX_PADS == 4 ? 2 : PADBOX_PADS == 2 ? 1 : 0) /* the scans' parity in an entry */
+#else
+#define PACE_EVERY 1u
+#define PACE_BIT 0
+#endif
 static_assert(PADBOX_PADS >= 1 && PADBOX_PADS <= 8, "PADBOX_PADS: 1 to 8");
 static_assert(FIFO_SCANS >= 4u && FIFO_N < 512u, "FIFO_SCANS: at least 4 scans, under 512 samples");
+static_assert(FIFO_SCANS % PACE_EVERY == 0, "FIFO_SCANS: even (the pace changes at odd scans)");
 typedef struct {
     /* The handler's results, entry n mod FIFO_N: a conversion's 8 high
      * bits (ADCH, left adjusted), detect_raw8() makes them counts. A byte a
@@ -472,9 +484,9 @@ static void send_lvl(void) {
     }
     proto_line_t &l = *line_now(PSTR("LVL"));
     proto_add_u32(&l, clock_us());
-    proto_add_hex3(&l, lvl_latest, npads);
+    proto_add_hex3_of(&l, lvl_latest, npads);
     proto_add_hex3(&l, lvl_peak, npads);
-    for (uint8_t i = 0; i < npads; i++) lvl_peak[i] = lvl_latest[i];
+    for (uint8_t i = 0; i < npads; i++) lvl_peak[i] = lvl_latest(i);
     send_now(); /* (longer than the UART queue: queue_line() waits for the rest as it goes) */
 }
 
@@ -619,7 +631,6 @@ __attribute__((noinline)) static void handle_line(const char *line, uint8_t len)
     case PROTO_CMD_STREAM:
         /* Peaks count from now: nothing stale from an earlier stream. */
         memset(lvl_peak, 0, sizeof lvl_peak);
-        memset(lvl_latest, 0, sizeof lvl_latest);
         streaming = (uint8_t)cmd.value;
         send_ok(&cmd);
         next_lvl = clock_us() + LVL_PERIOD_US;
@@ -677,8 +688,12 @@ static void adc_init(void) {
 /* Samples were written over (fill: how far the handler's head is ahead
  * of the loop, fifo_fill()). The head is an entry, so a lap cannot be
  * seen in it: the loop takes a handler within a scan of the loop's tail
- * as gone round (the pacing keeps it far from there). */
-#define FIFO_OVER(fill) ((fill) >= FIFO_N - PADBOX_PADS)
+ * as gone round (the pacing keeps it far from there); within two with
+ * PACE_EVERY 2, where a pace set for the odd scan after the next is in
+ * scan_ocr's entry that the loop reads at the same scan of the lap
+ * before: a loop that far behind restarts the sampler at that scan's
+ * end, so the entry never dates a sample. */
+#define FIFO_OVER(fill) ((fill) >= FIFO_N - PACE_EVERY * PADBOX_PADS)
 /* From the Timer1 tick the sampler starts on (sampler_start) to the
  * sample-and-hold of the first match's conversion, in Timer1 ticks beyond
  * SAMPLE_TICKS, as the counted times take it: the match, the interrupt's
@@ -712,9 +727,9 @@ static void adc_init(void) {
 #define NEXT_MUX GPIOR0
 static volatile uint8_t ocr_next = SAMPLE_TICKS - 1u; /* OCR2A from the next scan's start on (pace()) */
 /* The periods the handler takes at scans' starts, for the loop to count the
- * times on with (pace(), scan_end()): OCR2A from the scan whose first
- * sample is entry n, at n / PADBOX_PADS, 0 for no change. */
-static uint8_t scan_ocr[FIFO_SCANS];
+ * times on with (pace(), scan_end()): OCR2A from scan k (its first sample
+ * entry k x PADBOX_PADS) at k / PACE_EVERY, 0 for no change. */
+static uint8_t scan_ocr[FIFO_SCANS / PACE_EVERY];
 #define FIFO_END (&mode_ram.pz.fifo[FIFO_N])
 /** The entry (0 .. FIFO_N - 1) at a FIFO address, as the head holds it. */
 static inline uint16_t fifo_entry(uint16_t at) __attribute__((always_inline));
@@ -854,6 +869,20 @@ static inline uint16_t fifo_after(uint16_t at, uint16_t n) {
 #else
 #define ISR_NEXT_MUX "cpi r30, %[mux_end]\n\tbrne 1f\n\tldi r30, %[mux_first]\n1:\n\t"
 #endif
+/* Only at an odd scan's start (PACE_EVERY 2) is ocr_next taken: the entry
+ * stored now (its address's low byte in reg, then in r31) is the one
+ * before the scan's first, 8k - 1 for scan k with 8 pads, whose bit 3 is
+ * clear for odd k (and set for scan 0 after the FIFO's last entry: its
+ * scans are even in number). Two cycles more a scan: r31 is free here. */
+#if PACE_EVERY == 2
+#define ISR_PACE_SCAN(reg)                                                                                   \
+    "mov r31, " reg "\n\t"                                                                                   \
+    "subi r31, lo8(%[fifo])\n\t"                                                                           \
+    "sbrc r31, %[pace_bit]\n\t"                                                                            \
+    "rjmp 2f\n\t"
+#else
+#define ISR_PACE_SCAN(reg) ""
+#endif
 /* Z past the entry just stored (st Z+): back to the FIFO's start at its end. */
 #define ISR_FIFO_WRAP                                                                                        \
     "cpi r30, lo8(%[fifo_end])\n\t"                                                                          \
@@ -869,7 +898,7 @@ static inline uint16_t fifo_after(uint16_t at, uint16_t n) {
         [mux] "I"(_SFR_IO_ADDR(NEXT_MUX)), [mux_end] "M"(ADC_MUX(PADBOX_PADS)), [mux_first] "M"(ADC_MUX(0)),     \
         [mux_wrap] "M"(ADC_MUX(PADBOX_PADS - 1u)), [fifo] "i"(&mode_ram.pz.fifo[0]),                            \
         [fifo_end] "i"(FIFO_END), [mux_second] "M"(ADC_MUX(PADBOX_PADS > 1 ? 1 : 0)),              \
-        [ocr] "n"(_SFR_MEM_ADDR(OCR2A)), [ocr_next] "i"(&ocr_next)
+        [ocr] "n"(_SFR_MEM_ADDR(OCR2A)), [ocr_next] "i"(&ocr_next), [pace_bit] "I"(PACE_BIT)
 #if PADBOX_SAMPLER_REGS
 ISR(TIMER2_COMPA_vect, ISR_NAKED) {
     asm volatile(
@@ -890,9 +919,11 @@ ISR(TIMER2_COMPA_vect, ISR_NAKED) {
         "nop\n\t" /* (one cycle: the sample-and-hold 2-3 cycles into a half microsecond, see SAMPLE_DELAY_TICKS) */
         "sts %[adcsra], r31\n\t" /* the next pad's sample-and-hold: 15 cycles in */
         "out %[mux], r30\n\t"
-        /* pad 1's conversion started: the period after it, and the scan's, the loop's choice */
+        /* pad 1's conversion started: the period after it, and the scan's,
+         * the loop's choice (at an odd scan only: ISR_PACE_SCAN) */
         "cpi r30, %[mux_second]\n\t"
         "brne 2f\n\t"
+        ISR_PACE_SCAN("r7")
         "lds r31, %[ocr_next]\n\t"
         "sts %[ocr], r31\n"
         "2:\n\t"
@@ -933,6 +964,8 @@ ISR(TIMER2_COMPA_vect, ISR_NAKED) {
         "out %[mux], r30\n\t"
         "cpi r30, %[mux_second]\n\t"
         "brne 2f\n\t"
+        "lds r31, %[head]\n\t"
+        ISR_PACE_SCAN("r31")
         "lds r31, %[ocr_next]\n\t"
         "sts %[ocr], r31\n"
         "2:\n\t"
@@ -1080,8 +1113,7 @@ static __attribute__((noinline)) void poll_slow(const detect_pad_state_t *s, uin
 /* While streaming (calibration): levels are the deviation from the pad's
  * rest point (0 at rest), as thresholds and peaks are. */
 static __attribute__((noinline)) void stream_level(uint8_t k) {
-    uint16_t lv = detect_level(&det, k, slot_sample(k));
-    lvl_latest[k] = lv;
+    uint16_t lv = lvl_latest(k);
     if (lv > lvl_peak[k]) lvl_peak[k] = lv;
 }
 
@@ -1120,9 +1152,12 @@ static inline void pace_to(uint8_t want) {
     uint16_t h = fifo_entry(at);
     /* the conversion in flight is entry h's (the match that stores entry
      * h - 1 started it): the next match to start pad 1's, and the scan it
-     * begins, is the next multiple of PADBOX_PADS */
+     * begins, is the next multiple of PADBOX_PADS; the handler takes the
+     * pace at the next odd scan from there (PACE_EVERY 2) */
     uint8_t next = (uint8_t)(h / PADBOX_PADS + 1u);
-    scan_ocr[next == FIFO_SCANS ? 0u : next] = want;
+    if (PACE_EVERY == 2u) next |= 1u;
+    if (next >= FIFO_SCANS) next = (uint8_t)(next - FIFO_SCANS);
+    scan_ocr[next / PACE_EVERY] = want;
 }
 static inline void pace(uint16_t fill) __attribute__((always_inline));
 static inline void pace(uint16_t fill) { pace_to(pace_want(fill)); }
@@ -1219,8 +1254,8 @@ static __attribute__((noinline)) uint8_t scan_end(uint16_t t_lo, uint16_t tail, 
     if (tail == FIFO_N) tail = 0;
     pz.tail = tail;
     pz.step = step;
-    uint8_t *ocr = &scan_ocr[tail / PADBOX_PADS];
-    if (*ocr) { /* the periods from this scan on: the handler's new one */
+    uint8_t scan = (uint8_t)(tail / PADBOX_PADS), *ocr = &scan_ocr[scan / PACE_EVERY];
+    if ((PACE_EVERY == 1u || (scan & 1u)) && *ocr) { /* the periods from this scan on: the handler's new one */
         uint8_t p = pz.period;
         if (p & 1u) pz.frac = (uint8_t)(step - (p >> 1)); /* (even periods: it stays) */
         pz.period = (uint8_t)(*ocr + 1u);
@@ -1519,6 +1554,14 @@ static void buttons_init(void) {
 
 static uint8_t buttons_read(void) { return (uint8_t)(((PIND >> 2) & 0x3F) | ((PINB & 0x03) << 6)); }
 
+/** Pad k's level now, for LVL: a button's, 1023 pressed; a piezo pad's,
+ * its sample of the scan in hand (LVL is sent at a scan's end, where
+ * stream_level() has just taken the same into its peak). */
+static uint16_t lvl_latest(uint8_t k) {
+    if (button_mode) return (buttons_read() & (1u << k)) ? 0u : 1023u;
+    return detect_level(&det, k, slot_sample(k));
+}
+
 /* Stamp presses at the edge: a press counts when the pad had been released
  * for BUTTON_RELEASE_US (release bounce) and its mask time has passed
  * since the last counted press (press bounce). */
@@ -1616,10 +1659,8 @@ void loop(void) {
     }
     outbox_step();
     uint8_t b = buttons_read();
-    for (uint8_t p = 0; p < npads; p++) {
-        lvl_latest[p] = (b & (1u << p)) ? 0 : 1023;
-        if (lvl_latest[p] > lvl_peak[p]) lvl_peak[p] = lvl_latest[p];
-    }
+    for (uint8_t p = 0; p < npads; p++)
+        if (!(b & (1u << p))) lvl_peak[p] = 1023u; /* (pressed: lvl_latest()'s 1023, the most there is) */
     tx_service();
     send_hb_lvl(clock_us());
     rx_service();

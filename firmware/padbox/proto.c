@@ -140,14 +140,22 @@ void proto_add_u32(proto_line_t *l, uint32_t v) {
     put_u32(l, v);
 }
 
+/* One value as 3 hex digits (at most 0x3FF). */
+static void put_hex3(proto_line_t *l, uint16_t x) {
+    if (x > 0x3FFu) x = 0x3FFu;
+    put(l, (char)ROM_U8(&HEX[(x >> 8) & 0xF]));
+    put(l, (char)ROM_U8(&HEX[(x >> 4) & 0xF]));
+    put(l, (char)ROM_U8(&HEX[x & 0xF]));
+}
+
 void proto_add_hex3(proto_line_t *l, const uint16_t *v, uint8_t n) {
     put(l, ' ');
-    for (uint8_t i = 0; i < n; i++) {
-        uint16_t x = v[i] > 0x3FFu ? 0x3FFu : v[i];
-        put(l, (char)ROM_U8(&HEX[(x >> 8) & 0xF]));
-        put(l, (char)ROM_U8(&HEX[(x >> 4) & 0xF]));
-        put(l, (char)ROM_U8(&HEX[x & 0xF]));
-    }
+    for (uint8_t i = 0; i < n; i++) put_hex3(l, v[i]);
+}
+
+void proto_add_hex3_of(proto_line_t *l, uint16_t (*value)(uint8_t), uint8_t n) {
+    put(l, ' ');
+    for (uint8_t i = 0; i < n; i++) put_hex3(l, value(i));
 }
 
 uint8_t proto_finish(proto_line_t *l) {

@@ -42,6 +42,9 @@ uint16_t proto_add_u32_top(proto_line_t *l, uint32_t v);
 void proto_add_u32_rest(proto_line_t *l, uint16_t part);
 /** Append n values as 3 uppercase hex digits each, no separator (LVL). */
 void proto_add_hex3(proto_line_t *l, const uint16_t *v, uint8_t n);
+/** The same, value(0) .. value(n - 1): values worked out as the line is
+ * built, with no array kept for them (LVL's latest levels). */
+void proto_add_hex3_of(proto_line_t *l, uint16_t (*value)(uint8_t), uint8_t n);
 /** Append "*CCCC\n"; returns the line length, or 0 if it overflowed. */
 uint8_t proto_finish(proto_line_t *l);
 

@@ -64,6 +64,10 @@ static int field(const char *decoded, const char *key, char *buf, int cap) {
     return 1;
 }
 
+/* An LVL field's values, for proto_add_hex3_of() to read one by one. */
+static uint16_t lvl_vals[8];
+static uint16_t lvl_val(uint8_t i) { return lvl_vals[i]; }
+
 /* Rebuild a box->host line from its decoded form with the box's encoder. */
 static void rebuild(const char *decoded, proto_line_t *l) {
     char type[16], v[80];
@@ -89,17 +93,19 @@ static void rebuild(const char *decoded, proto_line_t *l) {
         }
     }
     if (strcmp(type, "LVL") == 0) {
-        /* levels and peaks as values, through the hex encoder */
+        /* levels and peaks as values, through the hex encoder: the levels
+         * as the box sends them, worked out one by one (proto_add_hex3_of),
+         * the peaks from an array */
         const char *names[2] = {"levels", "peaks"};
         for (int j = 0; j < 2; j++) {
             field(decoded, names[j], v, sizeof v);
-            uint16_t vals[8];
             int n = (int)strlen(v) / 3;
             for (int i = 0; i < n && i < 8; i++) {
                 char h[4] = {v[3 * i], v[3 * i + 1], v[3 * i + 2], 0};
-                vals[i] = (uint16_t)strtoul(h, NULL, 16);
+                lvl_vals[i] = (uint16_t)strtoul(h, NULL, 16);
             }
-            proto_add_hex3(l, vals, (uint8_t)n);
+            if (j == 0) proto_add_hex3_of(l, lvl_val, (uint8_t)n);
+            else proto_add_hex3(l, lvl_vals, (uint8_t)n);
         }
     }
     if (strcmp(type, "OK") == 0) {
