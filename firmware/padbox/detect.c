@@ -1901,7 +1901,7 @@ static inline __attribute__((always_inline)) void look_for_source(const detect_t
         /* (the table's true coupling: a contact at the rails is no shake of a
          * slap whose shake here, at three times the coupling times the slap's
          * estimated peak, stays off them) */
-        if (d->oracle_coupling[j][pad] && DETECT_CLIPPED(c) && (uint32_t)src * d->oracle_coupling[j][pad] * ORACLE_COUPLING_X10 < 480u * 10000u)
+        if (d->oracle_coupling[j][pad] && DETECT_CLIPPED(&s->c) && (uint32_t)src * d->oracle_coupling[j][pad] * ORACLE_COUPLING_X10 < 480u * 10000u)
             continue;
 #endif
         /* Of all that can explain it, the likeliest: one that clearly came

@@ -7,6 +7,7 @@ them (`make -C firmware test`) so they are part of the suite.
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -91,3 +92,29 @@ def test_noise_floors_stay_down_on_a_long_table(tmp_path: Path) -> None:
     late = [c for r in table.rounds[40:] for c in r.contacts if c.hand in ("soft", "touch")]
     found = [c for c in late if any(p == c.pad and abs(t - c.t_us) <= 3000 for p, t, _, _ in hits)]
     assert len(late) >= 30 and len(found) >= 0.95 * len(late), (len(found), len(late))
+
+
+def test_oracle_core_builds_and_knowing_the_delays_drops_fewer(tmp_path: Path) -> None:
+    """The experiment build of the core (``-DDETECT_ORACLE``, firmware/sim/hostrun.c: the table's truth
+    read from the scenario's comments in place of what is learnt; never the firmware) still builds, and
+    with every pair's true vibration delay known from the first round (``ORACLE_DELAY=1``) it drops fewer
+    real slaps than the core that must learn them, on the same fresh tables: the figure
+    firmware/experiments/README.md gives for what learning the delays could bring at best."""
+    require_tools([m for m in simtools.missing_tools(simulator=False) if not m.startswith("avr")], "hostrun")
+    tm = simtools.load_sibling("table_model")
+    tables = tm.generate(400, seed=20261201, prefix="oracle")
+    files = [tmp_path / f"{t.name}.scn" for t in tables]
+    for t, f in zip(tables, files):
+        f.write_text(t.text())
+    real = {(t.name, c.pad, c.t_us) for t in tables for r in t.rounds for c in r.contacts if c.expect == "slap"}
+
+    def dropped(binary: Path, env: dict[str, str]) -> int:
+        out = subprocess.run([str(binary), *map(str, files)], capture_output=True, text=True, check=True,
+                             env={**os.environ, **env}).stdout
+        hits = simtools.hostrun_hits(out)
+        return sum(not any(p == pad and abs(t - t_us) <= 3000 for p, t, _, _ in hits.get(name, []))
+                   for name, pad, t_us in real)
+
+    learning = dropped(simtools.build_hostrun(tmp_path / "learning"), {})
+    oracle = dropped(simtools.build_hostrun(tmp_path / "oracle", ["HOSTCC=gcc -DDETECT_ORACLE"]), {"ORACLE_DELAY": "1"})
+    assert oracle < learning, (oracle, learning)
