@@ -1110,8 +1110,9 @@ static __attribute__((noinline)) void poll_slow(const detect_pad_state_t *s, uin
     }
 }
 
-/* While streaming (calibration): levels are the deviation from the pad's
- * rest point (0 at rest), as thresholds and peaks are. */
+/* Pad k's level into LVL's peak: while streaming (calibration), a piezo
+ * pad's deviation from its rest point (0 at rest), as thresholds and peaks
+ * are; a button's 1023 pressed, each turn of button mode's loop. */
 static __attribute__((noinline)) void stream_level(uint8_t k) {
     uint16_t lv = lvl_latest(k);
     if (lv > lvl_peak[k]) lvl_peak[k] = lv;
@@ -1658,9 +1659,7 @@ void loop(void) {
         send_hit(p.pad, p.t_us, 1, 1023);
     }
     outbox_step();
-    uint8_t b = buttons_read();
-    for (uint8_t p = 0; p < npads; p++)
-        if (!(b & (1u << p))) lvl_peak[p] = 1023u; /* (pressed: lvl_latest()'s 1023, the most there is) */
+    for (uint8_t p = 0; p < npads; p++) stream_level(p); /* (a pressed button's 1023 into LVL's peak) */
     tx_service();
     send_hb_lvl(clock_us());
     rx_service();

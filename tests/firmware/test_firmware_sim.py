@@ -262,6 +262,21 @@ def test_button_box_gives_one_hit_per_bouncing_press(firmware, tmp_path: Path) -
     assert not problems, "\n".join(problems)
 
 
+def test_button_box_streams_levels(firmware, tmp_path: Path) -> None:
+    """STREAM on a button box: LVL shows a held button at 1023, in its level while it is held and in
+    its peak until the LVL after its release, and every other pad at 0 (the box works the levels out
+    as each LVL is built, since 2.31.0)."""
+    script = "mode button\nduration_us 400000\nsend 20000 STREAM 1\nbutton 2 100000 120000 slap\n"
+    events = run_script(firmware, tmp_path, "button_stream", script, tmp_path / "eeprom.bin")
+    levels = [e for e in events if isinstance(e, p.Levels)]
+    assert len(levels) >= 5, levels
+    held = [lv for lv in levels if 110_000 <= lv.t <= 210_000]
+    assert held and all(lv.levels[1] == 1023 and lv.peaks[1] == 1023 for lv in held), held
+    after = [lv for lv in levels if lv.t >= 290_000]
+    assert after and all(lv.levels[1] == 0 and lv.peaks[1] == 0 for lv in after), after
+    assert all(lv.levels[k] == 0 and lv.peaks[k] == 0 for lv in levels for k in range(8) if k != 1), levels
+
+
 def test_arduino_ide_build_detects_like_the_plain_build(firmware, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
     """The sketch compiled the Arduino IDE's way (Arduino core: its main(), init()
     and Timer0 interrupt, via arduino-mk) runs the same in the simulator."""
