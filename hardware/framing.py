@@ -22,13 +22,14 @@ LEVELS_PERIOD_US = 50_000
 
 #: Per-pad parameters of ``SET``: name -> (lowest, highest, suggested default). The suggested
 #: thresholds are firmware 2.22.0's, for docs/wiring.md's front end with a capacitor across each
-#: disc (its signal x 0.7 at the pin; 200 / 60 and xtalk 50 before, firmware/PROTOCOL.md).
+#: disc (its signal x 0.7 at the pin; 200 / 60 and xtalk 50 before, firmware/PROTOCOL.md); xtalk
+#: is 2.32.0's (70 from 2.22.0).
 PARAMS: dict[str, tuple[int, int, int]] = {
     "slap": (1, 1023, 140),
     "touch": (0, 1023, 42),
     "scan": (0, 20_000, 2_000),
     "mask": (0, 1_000_000, 30_000),
-    "xtalk": (0, 100, 70),
+    "xtalk": (0, 100, 55),
     "xwin": (0, 100_000, 5_000),
 }
 #: Order of the settings in a CFG line (after the pad number).

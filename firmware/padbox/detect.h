@@ -152,9 +152,13 @@ extern "C" {
 #define DETECT_DEFAULT_TOUCH 42u       /* ~205 mV at the pin, ~290 mV at the disc: well above noise */
 #define DETECT_DEFAULT_SCAN_US 2000u   /* a hand slap peaks 0.2..1 ms after contact */
 #define DETECT_DEFAULT_MASK_US 30000ul /* nobody slaps the same pad twice in 30 ms */
-/* Percent of the loud peak: 70 since 2.22.0 (50 before). Clipping less, a
- * shake's size is a truer share of its slap's, and shakes reach 50-70 %. */
-#define DETECT_DEFAULT_XTALK 70u
+/* Percent of the loud peak: 55 since 2.32.0 (70 from 2.22.0, 50 before).
+ * Since the front end clips less a shake's size is a truer share of its
+ * slap's; 55 % keeps soft players' slaps that came a little after a
+ * slightly louder one (firmware/README.md, "Detection", step 5). */
+#ifndef DETECT_DEFAULT_XTALK
+#define DETECT_DEFAULT_XTALK 55u
+#endif
 #define DETECT_DEFAULT_XWIN_US 5000ul  /* table vibration arrives within a few ms */
 
 /* Not settable. */
@@ -223,7 +227,8 @@ extern "C" {
 #endif
 /* Step 13: the table's shakes' first half-wave, learnt as the running
  * median of the contacts that are shakes by size and time alone (off the
- * rails, DETECT_SHAKE_LOBE_RATIO times smaller than a contact that began
+ * rails, DETECT_SHAKE_LOBE_RATIO times smaller (3 since 2.32.0, 4 before)
+ * than a contact that began
  * DETECT_XT_EARLY_US to xwin_us before them): it starts at
  * DETECT_SHAKE_LOBE_START_US (the model's ~265 us), moves by
  * DETECT_SHAKE_LOBE_STEP_US a contact, and a shake is sharp within twice
@@ -237,7 +242,7 @@ extern "C" {
 #define DETECT_SHAKE_LOBE_STEP_US 16u
 #endif
 #ifndef DETECT_SHAKE_LOBE_RATIO
-#define DETECT_SHAKE_LOBE_RATIO 4u
+#define DETECT_SHAKE_LOBE_RATIO 3u
 #endif
 #ifndef DETECT_SHAKE_LOBE_LESS_US
 #define DETECT_SHAKE_LOBE_LESS_US 120u

@@ -1270,6 +1270,46 @@ static void test_shake_of_a_doubted_slap(void) {
  * slap. After a few rounds of the same table's smaller shakes (learnt from
  * by size and time alone), the same shake is dropped. On the model's
  * table (shakes rising in ~120 us) the limit stays DETECT_XT_LOBE_US. */
+/* Step 35 (since 2.32.0): the crosstalk ratio's default is 55 %. A soft
+ * slap (1.3 V) 2.6 ms after a neighbour's slightly louder one (2 V),
+ * whose faint shake reached its pad 1.1 ms before it, is found at every
+ * phase of the samples; at 70 %, the default from 2.22.0 to 2.31.0, its
+ * sharp first half-wave at 65 % of the louder peak fitted as that slap's
+ * shake, and it was lost. A contact shaped as a shake at 45 % of it is
+ * still dropped at every phase. Returns at how many of the 19 phases pad
+ * 6's contact came out as a slap. */
+static int quiet_slap_after_a_louder_one(uint8_t xtalk, double share, int shake) {
+    static scenario_t s;
+    static hits_t h;
+    int found = 0;
+    for (uint32_t shift = 0; shift < 148u; shift += 8u) {
+        scn_init(&s);
+        s.duration_us = 80000;
+        s.noise_mv = 5;
+        add_shaped(&s, 0, 40000u + shift, 2000, SCN_EXPECT_SLAP, 200, 0.5, 1200, 5000, 1);
+        add_shaped(&s, 5, 41500u + shift, 60, SCN_EXPECT_NONE, 150, 0.6, 2300, 3000, 1);
+        if (shake) add_shaped(&s, 5, 42600u + shift, 2000 * share, SCN_EXPECT_NONE, 150, 0.6, 2300, 3000, 1);
+        else add_shaped(&s, 5, 42600u + shift, 2000 * share, SCN_EXPECT_SLAP, 200, 0.5, 1200, 5000, 1);
+        detect_t d;
+        detect_init(&d, 8);
+        for (int p = 0; p < 8; p++) d.pad[p].xtalk = xtalk;
+        detect_settings_changed(&d);
+        run_as_hostrun(&s, &d, &h);
+        CHECK(found_as_slap(&h, 0, 40000.0 + shift, NULL), "pad 1's 2 V slap is found (shift %u us)", shift);
+        found += found_as_slap(&h, 5, 42600.0 + shift, NULL);
+    }
+    return found;
+}
+
+static void test_quiet_slap_after_a_louder_one(void) {
+    int at_default = quiet_slap_after_a_louder_one(DETECT_DEFAULT_XTALK, 0.65, 0);
+    CHECK(at_default == 19, "a 1.3 V slap 2.6 ms after a 2 V one: found at %d of 19 phases", at_default);
+    int at_70 = quiet_slap_after_a_louder_one(70u, 0.65, 0);
+    CHECK(at_70 < 19, "... and lost at some phases with xtalk 70 %% (found at %d of 19)", at_70);
+    int shake = quiet_slap_after_a_louder_one(DETECT_DEFAULT_XTALK, 0.45, 1);
+    CHECK(shake == 0, "a sharp shake at 45 %% of it is dropped at every phase (reported at %d of 19)", shake);
+}
+
 static void test_shake_lobe_learnt(void) {
     static scenario_t s;
     unsigned keep = SCAN_PERIOD_US;
@@ -1315,6 +1355,42 @@ static void test_shake_lobe_learnt(void) {
         }
     }
     SCAN_PERIOD_US = keep;
+}
+
+/* Step 35 (since 2.32.0): step 13 learns from contacts a third of one on
+ * another pad just before them (a quarter before). A table whose shakes
+ * rise slowly (350 us at 900 Hz: first half-waves as long as a hand's
+ * push) shakes pad 2 to 0.32 of pad 1's 2.4 V slaps, off the rails, 30
+ * times: from those the box learns the table's slow shakes (its learnt
+ * first half-wave grows from 256 us to ~600), and after the first ten or
+ * so it drops them; at a quarter it learns nothing and reports all 30.
+ * Returns the shakes reported. */
+static int slow_shakes_reported(unsigned *lobe) {
+    static scenario_t s;
+    static hits_t h;
+    scn_init(&s);
+    s.duration_us = 1900000;
+    s.noise_mv = 5;
+    for (uint32_t t = 40000u, k = 0; k < 30u; t += 60000u, k++) {
+        add_shaped(&s, 0, t, 2400, SCN_EXPECT_SLAP, 250, 0.5, 1200, 5000, 1);
+        add_shaped(&s, 1, t + 600u, 760, SCN_EXPECT_NONE, 350, 0.5, 900, 3000, 1);
+    }
+    detect_t d;
+    detect_init(&d, 8);
+    run_as_hostrun(&s, &d, &h);
+    int reported = 0;
+    for (int k = 0; k < h.n; k++) reported += h.hit[k].pad == 1;
+    *lobe = d.shake_lobe8 * 8u;
+    return reported;
+}
+
+static void test_slow_shakes_learnt_at_a_third(void) {
+    unsigned lobe;
+    int reported = slow_shakes_reported(&lobe);
+    CHECK(lobe > DETECT_SHAKE_LOBE_START_US + 4u * DETECT_SHAKE_LOBE_STEP_US,
+          "slow shakes at 0.32 of their slap: their first half-wave learnt (%u us, from %u)", lobe,
+          DETECT_SHAKE_LOBE_START_US);
+    CHECK(reported <= 15, "... and at most the first half of the 30 reported (%d)", reported);
 }
 
 /* Step 16: the ringing's level (what a new contact on a ringing pad must
@@ -1641,6 +1717,8 @@ int main(int argc, char **argv) {
     test_barely_clipped_source();
     test_shake_of_a_doubted_slap();
     test_shake_lobe_learnt();
+    test_quiet_slap_after_a_louder_one();
+    test_slow_shakes_learnt_at_a_third();
     test_ring_level_decays_in_time();
     test_ring_level_within_the_rails();
     test_clipped_shake_in_paced_scans();

@@ -209,7 +209,7 @@ def test_commands_change_the_box_at_once(firmware, tmp_path: Path) -> None:
     assert all(max(lv.levels) < 60 for lv in levels), "levels between contacts are quiet"
     cfg = pad_configs(events)
     assert sorted(cfg) == list(range(1, 9))
-    assert cfg[2] == {"slap": 140, "touch": 42, "scan": 2000, "mask": 30000, "xtalk": 70, "xwin": 5000}
+    assert cfg[2] == {"slap": 140, "touch": 42, "scan": 2000, "mask": 30000, "xtalk": 55, "xwin": 5000}
 
 
 def run_script(firmware, tmp_path: Path, name: str, script: str, eeprom: Path) -> list[p.Event]:

@@ -48,7 +48,7 @@ CASES: list[dict[str, Any]] = [
         "slaps": [700, 800], "touches": [80], "ignored": [],
         "suggested": {"slap": 237, "touch": 40}, "separable": True,
         "crosstalk": {2: (80, "risk", 560)},
-        "problems": ["pad 2 read 80%", "crosstalk limit of 70%"],
+        "problems": ["pad 2 read 80%", "crosstalk limit of 55%"],
     },
     {
         "id": "touches as hard as slaps cannot be separated",
