@@ -227,8 +227,7 @@ extern "C" {
 #endif
 /* Step 13: the table's shakes' first half-wave, learnt as the running
  * median of the contacts that are shakes by size and time alone (off the
- * rails, DETECT_SHAKE_LOBE_RATIO times smaller (3 since 2.32.0, 4 before)
- * than a contact that began
+ * rails, DETECT_SHAKE_LOBE_RATIO times smaller than a contact that began
  * DETECT_XT_EARLY_US to xwin_us before them): it starts at
  * DETECT_SHAKE_LOBE_START_US (the model's ~265 us), moves by
  * DETECT_SHAKE_LOBE_STEP_US a contact, and a shake is sharp within twice
@@ -242,7 +241,7 @@ extern "C" {
 #define DETECT_SHAKE_LOBE_STEP_US 16u
 #endif
 #ifndef DETECT_SHAKE_LOBE_RATIO
-#define DETECT_SHAKE_LOBE_RATIO 3u
+#define DETECT_SHAKE_LOBE_RATIO 4u
 #endif
 #ifndef DETECT_SHAKE_LOBE_LESS_US
 #define DETECT_SHAKE_LOBE_LESS_US 120u

@@ -1357,42 +1357,6 @@ static void test_shake_lobe_learnt(void) {
     SCAN_PERIOD_US = keep;
 }
 
-/* Step 35 (since 2.32.0): step 13 learns from contacts a third of one on
- * another pad just before them (a quarter before). A table whose shakes
- * rise slowly (350 us at 900 Hz: first half-waves as long as a hand's
- * push) shakes pad 2 to 0.32 of pad 1's 2.4 V slaps, off the rails, 30
- * times: from those the box learns the table's slow shakes (its learnt
- * first half-wave grows from 256 us to ~600), and after the first ten or
- * so it drops them; at a quarter it learns nothing and reports all 30.
- * Returns the shakes reported. */
-static int slow_shakes_reported(unsigned *lobe) {
-    static scenario_t s;
-    static hits_t h;
-    scn_init(&s);
-    s.duration_us = 1900000;
-    s.noise_mv = 5;
-    for (uint32_t t = 40000u, k = 0; k < 30u; t += 60000u, k++) {
-        add_shaped(&s, 0, t, 2400, SCN_EXPECT_SLAP, 250, 0.5, 1200, 5000, 1);
-        add_shaped(&s, 1, t + 600u, 760, SCN_EXPECT_NONE, 350, 0.5, 900, 3000, 1);
-    }
-    detect_t d;
-    detect_init(&d, 8);
-    run_as_hostrun(&s, &d, &h);
-    int reported = 0;
-    for (int k = 0; k < h.n; k++) reported += h.hit[k].pad == 1;
-    *lobe = d.shake_lobe8 * 8u;
-    return reported;
-}
-
-static void test_slow_shakes_learnt_at_a_third(void) {
-    unsigned lobe;
-    int reported = slow_shakes_reported(&lobe);
-    CHECK(lobe > DETECT_SHAKE_LOBE_START_US + 4u * DETECT_SHAKE_LOBE_STEP_US,
-          "slow shakes at 0.32 of their slap: their first half-wave learnt (%u us, from %u)", lobe,
-          DETECT_SHAKE_LOBE_START_US);
-    CHECK(reported <= 15, "... and at most the first half of the 30 reported (%d)", reported);
-}
-
 /* Step 16: the ringing's level (what a new contact on a ringing pad must
  * pass) decays in time, not in samples. A slap rings on its pad; 9 ms
  * after it its level is the same within a third at 148 us a scan (the
@@ -1718,7 +1682,6 @@ int main(int argc, char **argv) {
     test_shake_of_a_doubted_slap();
     test_shake_lobe_learnt();
     test_quiet_slap_after_a_louder_one();
-    test_slow_shakes_learnt_at_a_third();
     test_ring_level_decays_in_time();
     test_ring_level_within_the_rails();
     test_clipped_shake_in_paced_scans();
