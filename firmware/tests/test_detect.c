@@ -1263,13 +1263,6 @@ static void test_shake_of_a_doubted_slap(void) {
     SCAN_PERIOD_US = keep;
 }
 
-/* Step 13: a table whose shakes come slowly (a soft top: a first
- * half-wave of ~0.7 ms, longer than DETECT_XT_LOBE_US) teaches the box
- * what its shakes look like. A hard slap on pad 1, its slow shake on pad 2
- * big enough for a slap: on a fresh box, not sharp, so a hand's: a false
- * slap. After a few rounds of the same table's smaller shakes (learnt from
- * by size and time alone), the same shake is dropped. On the model's
- * table (shakes rising in ~120 us) the limit stays DETECT_XT_LOBE_US. */
 /* Step 35 (since 2.32.0): the crosstalk ratio's default is 55 %. A soft
  * slap (1.3 V) 2.6 ms after a neighbour's slightly louder one (2 V),
  * whose faint shake reached its pad 1.1 ms before it, is found at every
@@ -1310,6 +1303,13 @@ static void test_quiet_slap_after_a_louder_one(void) {
     CHECK(shake == 0, "a sharp shake at 45 %% of it is dropped at every phase (reported at %d of 19)", shake);
 }
 
+/* Step 13: a table whose shakes come slowly (a soft top: a first
+ * half-wave of ~0.7 ms, longer than DETECT_XT_LOBE_US) teaches the box
+ * what its shakes look like. A hard slap on pad 1, its slow shake on pad 2
+ * big enough for a slap: on a fresh box, not sharp, so a hand's: a false
+ * slap. After a few rounds of the same table's smaller shakes (learnt from
+ * by size and time alone), the same shake is dropped. On the model's
+ * table (shakes rising in ~120 us) the limit stays DETECT_XT_LOBE_US. */
 static void test_shake_lobe_learnt(void) {
     static scenario_t s;
     unsigned keep = SCAN_PERIOD_US;
