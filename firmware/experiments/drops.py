@@ -1,6 +1,6 @@
 """Why the host's core drops the real slaps it drops: which could timing alone have saved.
 
-    python3 firmware/experiments/drops.py [--list] HOSTRUN DIR [-- HOSTRUN_ARGS...]
+    python3 firmware/experiments/drops.py [--list] [--adclogs ADCDIR] HOSTRUN DIR [-- HOSTRUN_ARGS...]
 
 ``DIR`` holds scenario files of the table model (``bench_padbox_detection
 --keep DIR``); ``HOSTRUN`` is a build of ``sim/hostrun.c`` (``make -C
@@ -9,7 +9,11 @@ Every real slap with no hit on its pad within 3 ms is put in one class, by
 the real slaps and touches on other pads that began up to 3.4 ms before it
 (the most vibration takes, ``XT_DELAY_MAX_US`` + ``XT_LATE_US``), each
 with the pair's true delay (the file's crosstalk comments) and what the
-core had learnt of it by the file's end (``hostrun --show-learnt``):
+core had learnt of it by the file's end (``hostrun --show-learnt``).
+With ``--adclogs ADCDIR`` (the image's sample times of the same files,
+``bench_padbox_detection --adclogs ADCDIR``: one ``<file>.adclog`` each)
+every file is replayed at the times the image in simavr took its samples
+(``hostrun --adclog``), so the drops are the image's own:
 
 * ``no contact before``: nothing on another pad could have shaken it (its
   own shape, or the mask of an earlier false hit on its pad);
@@ -91,11 +95,16 @@ def read_scenario(path: str) -> tuple[list[Contact], dict[tuple[int, int], int]]
     return contacts, delays
 
 
-def run_core(hostrun: str, files: list[str], args: list[str]) -> tuple[dict[str, list[tuple[int, int, str]]],
-                                                                       dict[str, dict[tuple[int, int], int]]]:
-    """Each file's hits (pad, onset, S or T) and learnt pair delays, from one hostrun over all files."""
-    out = subprocess.run([hostrun, "--show-learnt", *args, *files], capture_output=True, text=True,
-                         check=True).stdout
+def run_core(hostrun: str, files: list[str], args: list[str], adclogs: str | None = None,
+             ) -> tuple[dict[str, list[tuple[int, int, str]]], dict[str, dict[tuple[int, int], int]]]:
+    """Each file's hits (pad, onset, S or T) and learnt pair delays, from one hostrun over all files, or
+    with ``adclogs`` one a file, at the sample times of its ``<file>.adclog`` there."""
+    if adclogs is None:
+        runs = [[hostrun, "--show-learnt", *args, *files]]
+    else:
+        runs = [[hostrun, "--show-learnt", "--adclog", str(Path(adclogs) / (Path(f).stem + ".adclog")), *args, f]
+                for f in files]
+    out = "".join(subprocess.run(run, capture_output=True, text=True, check=True).stdout for run in runs)
     hits: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
     learnt: dict[str, dict[tuple[int, int], int]] = defaultdict(dict)
     name = ""
@@ -125,6 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     hostrun or no scenario files."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--list", action="store_true", help="print every dropped slap with its possible sources")
+    ap.add_argument("--adclogs", metavar="ADCDIR", help="replay each file at the image's sample times, ADCDIR/<file>.adclog")
     ap.add_argument("hostrun")
     ap.add_argument("dir")
     ap.add_argument("hostrun_args", nargs="*", help="after --: more hostrun options, e.g. -- --slot-us 20")
@@ -136,7 +146,11 @@ def main(argv: list[str] | None = None) -> int:
     if not files:
         sys.stderr.write(f"no table_*.scn in {args.dir}: python -m bench.bench_padbox_detection --host --keep DIR\n")
         return 2
-    hits, learnt = run_core(args.hostrun, files, args.hostrun_args)
+    if args.adclogs and (missing := [f for f in files if not (Path(args.adclogs) / (Path(f).stem + ".adclog")).is_file()]):
+        sys.stderr.write(f"no adclog in {args.adclogs} for {Path(missing[0]).name} ({len(missing)} missing): "
+                         "python -m bench.bench_padbox_detection --adclogs DIR, the same seed and options\n")
+        return 2
+    hits, learnt = run_core(args.hostrun, files, args.hostrun_args, args.adclogs)
     classes: Counter[str] = Counter()
     by_kind: Counter[tuple[str, str]] = Counter()
     slaps = 0

@@ -1,8 +1,8 @@
 """What the host's core reports that no player did: every false slap, with the shakes that made it.
 
-    python3 firmware/experiments/falses.py HOSTRUN DIR [-- HOSTRUN_ARGS...]
+    python3 firmware/experiments/falses.py [--adclogs ADCDIR] HOSTRUN DIR [-- HOSTRUN_ARGS...]
 
-``DIR`` and ``HOSTRUN`` as for ``drops.py`` (beside this file). A false
+``DIR``, ``HOSTRUN`` and ``--adclogs`` as for ``drops.py`` (beside this file). A false
 slap is a slap hit with no real contact (slap, touch or press) on its pad
 within 3 ms. Each is printed with the shakes that reached its pad from 0.4
 ms after to 5 ms before its onset (size, how long before the reported
@@ -27,6 +27,7 @@ REAL = ("slap", "touch", "press")
 def main(argv: list[str] | None = None) -> int:
     """Run the core over the files and print each false slap; 0, or 2 (and why) with no hostrun or files."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--adclogs", metavar="ADCDIR", help="replay each file at the image's sample times, ADCDIR/<file>.adclog")
     ap.add_argument("hostrun")
     ap.add_argument("dir")
     ap.add_argument("hostrun_args", nargs="*", help="after --: more hostrun options")
@@ -36,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write("need a hostrun (make -C firmware BUILD=B B/hostrun) and table_*.scn files "
                          "(python -m bench.bench_padbox_detection --host --keep DIR)\n")
         return 2
-    hits, _ = run_core(args.hostrun, files, args.hostrun_args)
+    hits, _ = run_core(args.hostrun, files, args.hostrun_args, args.adclogs)
     false = 0
     for path in files:
         # (pad, t, mV, kind, note) of every contact and shake in the file

@@ -161,6 +161,16 @@ static void schedule_times(const int *ch, const long long *t, long long *nominal
     }
 }
 
+/* --show-learnt: what the detector learnt of the table, at a scenario's end. */
+static void print_learnt(void) {
+    if (!show_learnt) return;
+    for (int p = 0; p < 8; p++) printf("LEARNT DISC %d %d\n", p + 1, det.st[p].disc);
+    for (int p = 0; p < 8; p++) printf("LEARNT FLOOR %d %u\n", p + 1, det.st[p].nf);
+    for (int a = 0; a < 8; a++)
+        for (int b = a + 1; b < 8; b++)
+            printf("LEARNT DELAY %d %d %u\n", a + 1, b + 1, detect_pair_delay(&det, (uint8_t)a, (uint8_t)b));
+}
+
 int main(int argc, char **argv) {
     double slot_us = 18.5, jitter_us = 0.0; /* (the image's sampler on a quiet table) */
     unsigned learn_scans = 128;
@@ -233,6 +243,7 @@ int main(int argc, char **argv) {
                 take_sample((uint8_t)chs[i], (double)cyc[i] / 16.0, (double)nominal[i] / 16.0, 1);
                 if (chs[i] == 7) det.work = DETECT_WORK_PER_SCAN;
             }
+            print_learnt(); /* (a replay learns as the image did: its table's knowledge too) */
             continue;
         }
         detect_slow = detect_slowness((uint16_t)(8.0 * (slot_us + jitter_us / 2.0))); /* (a fixed slot: every scan alike) */
@@ -247,13 +258,7 @@ int main(int argc, char **argv) {
             det.work = DETECT_WORK_PER_SCAN; /* (as the image: heavy work a scan) */
             scans++;
         }
-        if (show_learnt) { /* what the detector learnt of the table */
-            for (int p = 0; p < 8; p++) printf("LEARNT DISC %d %d\n", p + 1, det.st[p].disc);
-            for (int p = 0; p < 8; p++) printf("LEARNT FLOOR %d %u\n", p + 1, det.st[p].nf);
-            for (int a = 0; a < 8; a++)
-                for (int b = a + 1; b < 8; b++)
-                    printf("LEARNT DELAY %d %d %u\n", a + 1, b + 1, detect_pair_delay(&det, (uint8_t)a, (uint8_t)b));
-        }
+        print_learnt();
     }
     return 0;
 }

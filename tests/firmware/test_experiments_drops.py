@@ -66,3 +66,32 @@ def test_a_missing_core_or_folder_says_what_to_make(tmp_path: Path, capsys: pyte
     (tmp_path / "hostrun").write_text("")
     assert drops.main([str(tmp_path / "hostrun"), str(tmp_path / "empty")]) == 2
     assert "--keep DIR" in capsys.readouterr().err
+
+
+def test_a_replay_at_the_images_sample_times_reports_what_it_learnt(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """``--adclogs``: each file is replayed at the sample times of its ``<file>.adclog`` (here the host's
+    own schedule, every pad every 148 us, written as the harness writes the image's), and what the core
+    learnt of the table comes back too: before stop 57 hostrun printed nothing for --show-learnt with
+    --adclog, so every pair looked unknown in a replay of the image's samples."""
+    hostrun = simtools.build_hostrun(tmp_path / "build")
+    files, logs = tmp_path / "files", tmp_path / "adclogs"
+    files.mkdir()
+    logs.mkdir()
+    shutil.copy(SCENARIOS / "model_shaken_then_slapped.scn", files / "table_000.scn")
+    duration_us = next(int(line.split()[1]) for line in (files / "table_000.scn").read_text().splitlines()
+                       if line.startswith("duration_us"))
+    slots = int((duration_us - 2000) / 18.5)
+    (logs / "table_000.adclog").write_text("".join(f"{k % 8} {2000 + k * 18.5:.4f}\n" for k in range(slots)))
+    paths = [str(files / "table_000.scn")]
+    hits, learnt = drops.run_core(str(hostrun), paths, [], str(logs))
+    plain_hits, plain_learnt = drops.run_core(str(hostrun), paths, [])
+    assert learnt[paths[0]], "no pair's delay came back from the replay"
+    assert set(learnt[paths[0]]) == set(plain_learnt[paths[0]])
+    assert len(hits[paths[0]]) == len(plain_hits[paths[0]]) > 0
+    assert drops.main(["--adclogs", str(logs), str(hostrun), str(files)]) == 0
+    assert any(line.startswith("dropped ") for line in capsys.readouterr().out.splitlines())
+    # A file without its adclog is named, not replayed on the host's own schedule.
+    (logs / "table_000.adclog").unlink()
+    assert drops.main(["--adclogs", str(logs), str(hostrun), str(files)]) == 2
+    assert "table_000.scn" in capsys.readouterr().err
