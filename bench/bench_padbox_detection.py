@@ -30,9 +30,12 @@ Then the 10 s hum-only scenario and the fixed hardest cases apart.
 With ``--warmup`` every table starts with a warm-up (each player slaps alone
 once, hard; MODEL.md), not judged: what the box learns of a table before
 the rounds that count (each pair's vibration delay, firmware 2.4). With
-``--warmup-slaps 3`` they go round three times: a box that has heard the
-table for a while, which has learnt about half the discs' polarities too
-(one round teaches it none).
+``--warmup-slaps 2`` they go round twice, as the table screen's check-in
+asks of each player (docs/games/taco.md: two rounds leave the box knowing
+93 % of the pairs' delays on seed 20261201's tables, one round 77 %); with
+``--warmup-slaps 3`` three times: a box that has heard the table for a
+while, which has learnt about half the discs' polarities too (one or two
+rounds teach it none).
 With ``--table-rounds N`` each table plays N rounds (~6 by default: every
 table, and every box, new): a box that has played on its table for a while,
 where a slow drift would show (firmware 2.19.0 fixed one: the noise floor of
@@ -576,7 +579,7 @@ def main(argv: list[str] | None = None) -> Report:
                          "as players try their pads: what the box learns of the table from it")
     ap.add_argument("--warmup-slaps", type=int, default=1, metavar="N",
                     help=f"with --warmup: each player slaps alone N times round (1..{table_model.WARMUP_SLAPS_MAX}, default 1); "
-                         "3 teach the box about half the discs' polarities")
+                         "2 as the table screen's check-in asks; 3 teach the box about half the discs' polarities")
     ap.add_argument("--table-rounds", type=int, metavar="N",
                     help=f"each table plays N rounds (1..{table_model.TABLE_ROUNDS_MAX}) instead of ~6: long "
                          "tables, a box that has played on its table for a while (a slow drift shows there)")

@@ -155,12 +155,29 @@ def test_check_in_lights_each_pad_and_a_verdict_fills_the_screen_with_the_takers
         screen.goto(server.url + "/screen")
         screen.locator("#conn", has_text="live").wait_for()
         screen.locator("#checkin [data-checkin=title]", has_text="0 of 3").wait_for()
-        server.service.source.inject(2)
-        screen.locator("#checkin li.checked-in[data-player='2']").wait_for()
+        source = server.service.source
+        t0 = source.now_us() - 30_000_000  # (stamps a second apart, in the past: one at a time)
+        source.inject(2, at_us=t0)
+        screen.locator("#checkin li.checked-in[data-player='2'][data-slaps='1']").wait_for()
         assert screen.locator("#checkin li.checked-in").count() == 1
-        for pad in (1, 3):
-            server.service.source.inject(pad)
+        assert "0 of 3" in screen.locator("#checkin [data-checkin=title]").inner_text()  # twice each
+        source.inject(2, at_us=t0 + 1_000_000)
+        screen.locator("#checkin [data-checkin=title]", has_text="1 of 3").wait_for()
+        # Two pads at once teach the pad box nothing: both light up, neither counts, and the screen says why.
+        source.inject(1, at_us=t0 + 2_000_000)
+        source.inject(3, at_us=t0 + 2_030_000)
+        screen.locator("#checkin [data-checkin=overlap]").wait_for()
+        assert screen.locator("#checkin li.checked-in").count() == 3
+        assert screen.locator("#checkin li[data-player='1']").get_attribute("data-slaps") == "0"
+        # A light touch shows the pad works but is no slap to learn from.
+        source.inject(1, kind="touch", at_us=t0 + 3_000_000)
+        source.inject(3, at_us=t0 + 3_500_000)
+        screen.locator("#checkin li[data-player='3'][data-slaps='1']").wait_for()  # (hits arrive in order)
+        assert screen.locator("#checkin li[data-player='1']").get_attribute("data-slaps") == "0"
+        for k, pad in enumerate((1, 3, 1)):
+            source.inject(pad, at_us=t0 + 4_000_000 + k * 1_000_000)
         screen.locator("#checkin [data-checkin=title]", has_text="Every pad works").wait_for()
+        assert screen.locator("#checkin li[data-player='1']").get_attribute("data-slaps") == "2"
         assert "null" not in screen.locator("#checkin").inner_text()
 
         card_at = start_taco_and_wait_for_a_due_card(server.service)
