@@ -95,6 +95,20 @@ def read_scenario(path: str) -> tuple[list[Contact], dict[tuple[int, int], int]]
     return contacts, delays
 
 
+def adclog_of(adclogs: str, scenario: str) -> Path:
+    """Where ``bench_padbox_detection --adclogs`` kept the image's sample times of ``scenario``."""
+    return Path(adclogs) / (Path(scenario).stem + ".adclog")
+
+
+def missing_adclogs(files: list[str], adclogs: str | None) -> str | None:
+    """What to fix when a file has no adclog in ``adclogs`` (None: all there, or no replay asked)."""
+    missing = [f for f in files if adclogs and not adclog_of(adclogs, f).is_file()]
+    if not missing:
+        return None
+    return (f"no adclog in {adclogs} for {Path(missing[0]).name} ({len(missing)} missing): "
+            "python -m bench.bench_padbox_detection --adclogs DIR, the same seed and options\n")
+
+
 def run_core(hostrun: str, files: list[str], args: list[str], adclogs: str | None = None,
              ) -> tuple[dict[str, list[tuple[int, int, str]]], dict[str, dict[tuple[int, int], int]]]:
     """Each file's hits (pad, onset, S or T) and learnt pair delays, from one hostrun over all files, or
@@ -102,8 +116,7 @@ def run_core(hostrun: str, files: list[str], args: list[str], adclogs: str | Non
     if adclogs is None:
         runs = [[hostrun, "--show-learnt", *args, *files]]
     else:
-        runs = [[hostrun, "--show-learnt", "--adclog", str(Path(adclogs) / (Path(f).stem + ".adclog")), *args, f]
-                for f in files]
+        runs = [[hostrun, "--show-learnt", "--adclog", str(adclog_of(adclogs, f)), *args, f] for f in files]
     out = "".join(subprocess.run(run, capture_output=True, text=True, check=True).stdout for run in runs)
     hits: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
     learnt: dict[str, dict[tuple[int, int], int]] = defaultdict(dict)
@@ -146,9 +159,8 @@ def main(argv: list[str] | None = None) -> int:
     if not files:
         sys.stderr.write(f"no table_*.scn in {args.dir}: python -m bench.bench_padbox_detection --host --keep DIR\n")
         return 2
-    if args.adclogs and (missing := [f for f in files if not (Path(args.adclogs) / (Path(f).stem + ".adclog")).is_file()]):
-        sys.stderr.write(f"no adclog in {args.adclogs} for {Path(missing[0]).name} ({len(missing)} missing): "
-                         "python -m bench.bench_padbox_detection --adclogs DIR, the same seed and options\n")
+    if (problem := missing_adclogs(files, args.adclogs)) is not None:
+        sys.stderr.write(problem)
         return 2
     hits, learnt = run_core(args.hostrun, files, args.hostrun_args, args.adclogs)
     classes: Counter[str] = Counter()

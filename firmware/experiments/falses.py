@@ -19,7 +19,7 @@ import glob
 import sys
 from pathlib import Path
 
-from drops import LINE, MATCH_US, run_core
+from drops import LINE, MATCH_US, missing_adclogs, run_core
 
 REAL = ("slap", "touch", "press")
 
@@ -36,6 +36,9 @@ def main(argv: list[str] | None = None) -> int:
     if not Path(args.hostrun).is_file() or not files:
         sys.stderr.write("need a hostrun (make -C firmware BUILD=B B/hostrun) and table_*.scn files "
                          "(python -m bench.bench_padbox_detection --host --keep DIR)\n")
+        return 2
+    if (problem := missing_adclogs(files, args.adclogs)) is not None:
+        sys.stderr.write(problem)
         return 2
     hits, _ = run_core(args.hostrun, files, args.hostrun_args, args.adclogs)
     false = 0
