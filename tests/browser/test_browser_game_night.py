@@ -174,6 +174,7 @@ def test_check_in_lights_each_pad_and_a_verdict_fills_the_screen_with_the_takers
         source.inject(3, at_us=t0 + 3_500_000)
         screen.locator("#checkin li[data-player='3'][data-slaps='1']").wait_for()  # (hits arrive in order)
         assert screen.locator("#checkin li[data-player='1']").get_attribute("data-slaps") == "0"
+        assert screen.locator("#checkin [data-checkin=overlap]").count() == 0  # (a lone hit since: the line goes)
         for k, pad in enumerate((1, 3, 1)):
             source.inject(pad, at_us=t0 + 4_000_000 + k * 1_000_000)
         screen.locator("#checkin [data-checkin=title]", has_text="Every pad works").wait_for()

@@ -33,14 +33,14 @@
     return !hits.some(function (o) { return o.pad !== hit.pad && Math.abs(o.at - hit.at) < LONE_US; });
   }
 
-  /* What the hits so far say: pads that answered, lone slaps a player, strays, overlaps. */
+  /* What the hits so far say: pads that answered, lone slaps a player, strays, and whether the
+   * newest hit came with another pad's (the "one at a time" line shows until a lone one follows). */
   function tally() {
-    var out = { lit: {}, slaps: {}, strays: {}, overlap: false };
+    var out = { lit: {}, slaps: {}, strays: {}, overlap: hits.length > 0 && !lone(hits[hits.length - 1]) };
     hits.forEach(function (hit) {
       if (hit.player === null) { out.strays[hit.pad] = true; return; }
       out.lit[hit.player] = true;
-      if (!hit.slap) { return; }
-      if (lone(hit)) { out.slaps[hit.player] = (out.slaps[hit.player] || 0) + 1; } else { out.overlap = true; }
+      if (hit.slap && lone(hit)) { out.slaps[hit.player] = (out.slaps[hit.player] || 0) + 1; }
     });
     return out;
   }
