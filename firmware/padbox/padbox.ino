@@ -40,15 +40,16 @@
 #include "detect.h"
 #include "proto.h"
 
-#define FW_VERSION "2.32.0"
+#define FW_VERSION "2.33.0"
 #ifndef PADBOX_PADS
 #define PADBOX_PADS 8
 #endif
 /* Timer1 ticks (0.5 us) from one conversion to the next while the loop
  * keeps up ("Sampling"): 18.5 us (148 us a scan of 8 pads), a 13 us
- * conversion, and 296 cycles, of which a quiet sample takes ~236: the
- * handler's 38, the loop's ~60 with the scan's end, detect_sample_fast's
- * ~130; a ringing pad's sample ~280, a burst's more (firmware/README.md). */
+ * conversion, and 296 cycles, of which a quiet sample takes ~247 (2.33.0;
+ * 250 before): the handler's 35, the loop's ~65 with the scan's end,
+ * detect_sample_fast's ~135 and its call; a ringing pad's sample ~280, a
+ * burst's more (firmware/README.md). */
 #ifndef SAMPLE_TICKS
 #define SAMPLE_TICKS 37u
 #endif
@@ -200,7 +201,9 @@ typedef struct {
     uint8_t step;          /* the whole microseconds from it to the sample after it, ... */
     uint8_t step_xor;      /* ... the next step's change (the half microseconds alternate) */
     uint8_t period;        /* the sample period (ticks) from sample tail on */
-    uint8_t scans;         /* scan_end(): odd and even scans take turns at the chores */
+    uint8_t scans;         /* scan_end(): its calls take turns at the chores */
+    uint8_t outbox_hold;   /* scan_end(): its calls before the outbox is looked at again (OUTBOX_HOLD_CALLS) */
+    uint8_t quick;         /* scan_end(): the next even scan's end may be scan_end_quick()'s */
     uint32_t t_us;
     detect_hit_t decided;  /* a pad's decision, as detect_poll_at() writes it */
     uint8_t restart;       /* samples were written over: the sampler starts afresh at the scan's end */
@@ -788,7 +791,8 @@ static inline uint16_t fifo_after(uint16_t at, uint16_t n) {
     at = (uint16_t)(at + n);
     return at >= FIFO_N ? (uint16_t)(at - FIFO_N) : at;
 }
-/* Pacing: a loop more than FIFO_SLOW samples behind at a scan's end slows
+/* Pacing: a loop more than FIFO_SLOW samples behind at the end of a scan
+ * before an odd one (every other scan's end, since 2.33.0) slows
  * the sampling down (scan_end(): pace()): the periods to come are
  * PACE_TICKS ticks longer for every sample beyond it, and PACE_FAST_TICKS
  * more for every sample beyond FIFO_FAST, up to 126 ticks (63 us; a brake
@@ -1124,9 +1128,6 @@ static __attribute__((noinline)) void fifo_wait(void) {
     while (fifo_fill(pz.row, fifo_head_now()) < PADBOX_PADS) tx_service();
 }
 
-/** The UART fed a byte if one waits and it has room (the assembly loop's, every other slot). */
-static __attribute__((noinline, unused)) void tx_feed(void) { tx_service(); }
-
 /** The sampling's pace from how far behind the loop is (fill: samples
  * waiting at a scan's end), for the handler to take at the next start of
  * a scan (a change it has not taken yet is changed again), and noted for
@@ -1232,6 +1233,13 @@ static __attribute__((noinline)) void slot_work(uint8_t what) {
 #ifndef OUTBOX_WAIT_MAX_US
 #define OUTBOX_WAIT_MAX_US 30000
 #endif
+/* A line that may wait is looked at again this many scan_end() calls on
+ * (since 2.33.0; every call before): its record's age and the fill are the
+ * same a scan later, and the calls it saves let even scans end quickly
+ * (scan_end_quick()). */
+#ifndef OUTBOX_HOLD_CALLS
+#define OUTBOX_HOLD_CALLS 3u
+#endif
 static uint8_t outbox_may_wait(uint16_t fill) {
     if (fill <= OUTBOX_WAIT_FILL || cfg_next != 0xFF || rec_head == rec_tail) return 0; /* (a CFG line in hand has cfg_next set) */
     if (outbox_half_full()) return 0;
@@ -1265,20 +1273,58 @@ static __attribute__((noinline)) uint8_t scan_end(uint16_t t_lo, uint16_t tail, 
     }
     uint16_t fill = fifo_fill(tail, fifo_head_now());
     if (fill > FIFO_PEAK) FIFO_PEAK = fill > 255u ? 255u : (uint8_t)fill; /* (a byte: 255 for fuller) */
-    if (fill > FIFO_SLOW || ocr_next != SAMPLE_TICKS - 1u) pace(fill);
+    /* (the pace at every other scan only, as the handler takes it: half
+     * the cycles in a burst, since 2.33.0) */
+    if ((PACE_EVERY == 1u || (scan & 1u)) && (fill > FIFO_SLOW || ocr_next != SAMPLE_TICKS - 1u)) pace(fill);
     det.work = WORK_PER_SCAN;
-    /* the heartbeat and LVL every other scan, commands and EEPROM writes
-     * the others (a few hundred microseconds late at most), the outbox
-     * every scan */
+    /* the heartbeat and LVL, and commands and EEPROM writes, take turns
+     * (every fourth scan each in a burst, a few hundred microseconds late
+     * at most); the outbox every call */
     if ((pz.scans ^= 1u) != 0) {
         if ((int32_t)(pz.t_us - next_hb) >= 0 || streaming) slot_work(WORK_HB);
     } else {
         if (rx_tail != rx_head) slot_work(WORK_RX);
         if (save_pos >= 0) slot_work(WORK_SAVE);
     }
-    if ((fmt_step || rec_head != rec_tail || cfg_next != 0xFF) && !outbox_may_wait(fill)) outbox_step(); /* never waits */
-    if (FIFO_OVER(fifo_fill(pz.tail, fifo_head_now())) || pz.restart) sampler_restart();
-    return pz.scans_left && --pz.scans_left == 0;
+    if (fmt_step || rec_head != rec_tail || cfg_next != 0xFF) {
+        /* (a line held back in a burst is looked at again OUTBOX_HOLD_CALLS calls on, not at every one) */
+        if (pz.outbox_hold) pz.outbox_hold--;
+        else if (!outbox_may_wait(fill)) outbox_step(); /* never waits */
+        else pz.outbox_hold = OUTBOX_HOLD_CALLS;
+    }
+    /* (the FIFO read again only if it was near its end: the work since
+     * took a few samples' time at most, and slot_work() looks itself) */
+    if (pz.restart || (fill >= FIFO_N - 4u * PADBOX_PADS - 32u && FIFO_OVER(fifo_fill(pz.tail, fifo_head_now()))))
+        sampler_restart();
+    uint8_t done = pz.scans_left && --pz.scans_left == 0;
+    /* (nothing for the next even scan's end but its place, scan_end_quick(),
+     * unless a command came in meanwhile: it waits a scan more) */
+    pz.quick = (uint8_t)(PACE_EVERY == 2u && !streaming && !pz.scans_left && save_pos < 0 && rx_tail == rx_head &&
+                         (pz.outbox_hold || !(fmt_step || rec_head != rec_tail || cfg_next != 0xFF)));
+    return done;
+}
+
+/** The end of a scan whose next one is even, when the scan_end() before
+ * it left nothing for it to do (pz.quick: not streaming, no scans counted,
+ * no EEPROM write nor command, the outbox idle or held back) and no sample was written over: only the
+ * next scan's place into pz and the heavy work allowed (since 2.33.0: in
+ * a burst every other scan's end takes ~80 cycles, the loop's assembly's,
+ * instead of ~320 with the call and the next scan's start; the pace, the
+ * chores and the outbox wait for the next odd one). 1: done so; 0:
+ * scan_end()'s. The scan loop's assembly does the same in its own. */
+static inline uint8_t scan_end_quick(uint16_t t_lo, uint16_t tail, uint8_t step) __attribute__((always_inline));
+static inline uint8_t scan_end_quick(uint16_t t_lo, uint16_t tail, uint8_t step) {
+    if (PACE_EVERY != 2u || ((tail / PADBOX_PADS) & 1u) || !pz.quick || pz.restart) return 0;
+    if (tail == FIFO_N) tail = 0;
+    if (FIFO_OVER(fifo_fill(tail, fifo_head_now()))) return 0;
+#if PADBOX_DRAW_CYCLES > 0
+    __builtin_avr_delay_cycles(PADBOX_DRAW_CYCLES);
+#endif
+    pz.t_us = time_of(t_lo);
+    pz.tail = tail;
+    pz.step = step;
+    det.work = WORK_PER_SCAN;
+    return 1;
 }
 
 #ifndef PADBOX_SCAN_ASM
@@ -1293,12 +1339,12 @@ static __attribute__((noinline)) uint8_t scan_end(uint16_t t_lo, uint16_t tail, 
  * r16:r17 the pad's state, r14:r15 the sample's time, r12 the whole
  * microseconds to the next sample and r13 how the one after differs
  * (pz.step, pz.step_xor), r10 the slots left
- * (the slot is PADBOX_PADS - r10). It waits for a scan's samples all
+ * (the slot is PADBOX_PADS - r10), r11 the scan's count (det.scan). It waits for a scan's samples all
  * together. (Numbered labels 10..59: the pieces use 1..4, 60..79 and
  * 89.) */
 static __attribute__((naked, noinline)) void scan_loop(void) {
     asm volatile(
-        "push r10\n\t" "push r12\n\t" "push r13\n\t"
+        "push r10\n\t" "push r11\n\t" "push r12\n\t" "push r13\n\t"
         "push r14\n\t" "push r15\n\t" "push r16\n\t" "push r17\n\t" "push r28\n\t" "push r29\n"
         "10:\n\t"
         /* a scan: its place from pz */
@@ -1309,7 +1355,8 @@ static __attribute__((naked, noinline)) void scan_loop(void) {
         "lds r12, %[p_step]\n\t"
         "lds r13, %[p_xor]\n\t"
         "lds r14, %[p_t]\n\t"
-        "lds r15, %[p_t]+1\n\t"
+        "lds r15, %[p_t]+1\n"
+        "14:\n\t" /* (scan_end_quick()'s way in: those in their registers already) */
         "subi r28, lo8(-(%[fifo]))\n\t"
         "sbci r29, hi8(-(%[fifo]))\n\t"
         "ldi r16, lo8(%[st])\n\t"
@@ -1320,6 +1367,7 @@ static __attribute__((naked, noinline)) void scan_loop(void) {
         "lds r24, %[d_scan]\n\t"
         "subi r24, 0xFF\n\t"
         "sts %[d_scan], r24\n\t"
+        "mov r11, r24\n\t" /* (the scan's count in r11 for the scan: step 19 looks at its parity) */
         /* the scan's samples, all of them: waiting for the handler if the loop is ahead */
         "12:\n\t"
         "mov r25, r5\n\t"
@@ -1366,8 +1414,7 @@ static __attribute__((naked, noinline)) void scan_loop(void) {
         "59:\n\t"
         "cpi r18, %[ring]\n\t"
         "brne 56f\n\t"
-        "lds r19, %[d_scan]\n\t"
-        "sbrs r19, 0\n\t"
+        "sbrs r11, 0\n\t"
         "rjmp 56f\n\t"
         "ldd r19, Z+%[ref_shift]\n\t"
         "cpi r19, %[own]\n\t"
@@ -1455,13 +1502,27 @@ static __attribute__((naked, noinline)) void scan_loop(void) {
         "movw r20, r14\n\t"
         "call %x[poll]\n"
         "32:\n\t"
-        /* the UART every other slot (a byte takes 40 us, a slot 18.5) */
+        /* the UART every other slot (a byte takes 40 us, a slot 18.5):
+         * tx_service() inline, the transmitter's readiness first (since
+         * 2.33.0: in a burst it is mostly busy with the byte before) */
         "sbrs r10, 0\n\t"
         "rjmp 34f\n\t"
-        "lds r24, %[tx_head]\n\t"
+        "lds r24, %[ucsr0a]\n\t"
+        "sbrs r24, %[udre]\n\t"
+        "rjmp 34f\n\t"
         "lds r25, %[tx_tail]\n\t"
-        "cpse r24, r25\n\t"
-        "call %x[tx]\n"
+        "lds r24, %[tx_head]\n\t"
+        "cp r24, r25\n\t"
+        "breq 34f\n\t"
+        "mov r26, r25\n\t"
+        "ldi r27, 0\n\t"
+        "subi r26, lo8(-(%[txq]))\n\t"
+        "sbci r27, hi8(-(%[txq]))\n\t"
+        "ld r24, X\n\t"
+        "sts %[udr0], r24\n\t"
+        "inc r25\n\t"
+        "andi r25, %[txmask]\n\t"
+        "sts %[tx_tail], r25\n"
         "34:\n\t"
         /* the next sample's time: step us on (the half microseconds alternate) */
         "add r14, r12\n\t"
@@ -1473,12 +1534,25 @@ static __attribute__((naked, noinline)) void scan_loop(void) {
         "breq 35f\n\t"
         "rjmp 11b\n"
         "35:\n\t"
-        /* the scan's end: the next one's first sample */
-        "movw r24, r14\n\t"
+        /* the scan's end: the next one's first sample (tail) */
         "lds r22, %[p_row]\n\t"
         "lds r23, %[p_row]+1\n\t"
         "subi r22, lo8(-(%[pads]))\n\t"
         "sbci r23, hi8(-(%[pads]))\n\t"
+#if PACE_EVERY == 2
+        /* scan_end_quick(): an even scan next, pz.quick, no restart ... */
+        "sbrc r22, %[pace_bit]\n\t"
+        "rjmp 37f\n\t"
+        "lds r24, %[p_quick]\n\t"
+        "tst r24\n\t"
+        "breq 37f\n\t"
+        "lds r24, %[p_restart]\n\t"
+        "tst r24\n\t"
+        "brne 37f\n\t"
+        "rjmp 38f\n"
+        "37:\n\t"
+#endif
+        "movw r24, r14\n\t"
         "mov r20, r12\n\t"
         "call %x[end]\n\t"
         "tst r24\n\t"
@@ -1486,12 +1560,78 @@ static __attribute__((naked, noinline)) void scan_loop(void) {
         "rjmp 10b\n"
         "36:\n\t"
         "pop r29\n\t" "pop r28\n\t" "pop r17\n\t" "pop r16\n\t" "pop r15\n\t" "pop r14\n\t"
-        "pop r13\n\t" "pop r12\n\t" "pop r10\n\t"
-        "ret\n\t" ::
+        "pop r13\n\t" "pop r12\n\t" "pop r11\n\t" "pop r10\n\t"
+        "ret\n\t"
+#if PACE_EVERY == 2
+        "\n38:\n\t" /* (scan_end_quick(), on) */
+        /* ... tail round at the FIFO's end (r26:r27) ... */
+        "movw r26, r22\n\t"
+        "cpi r26, lo8(%[n])\n\t"
+        "ldi r24, hi8(%[n])\n\t"
+        "cpc r27, r24\n\t"
+        "brne 1f\n\t"
+        "clr r26\n\t"
+        "clr r27\n"
+        "1:\n\t"
+        /* ... and nothing written over (FIFO_OVER) */
+        "mov r25, r5\n\t"
+        "mov r24, r7\n\t"
+        "cp r25, r5\n\t"
+        "brne 1b\n\t"
+        "subi r24, lo8(%[fifo])\n\t"
+        "sbci r25, hi8(%[fifo])\n\t"
+        "sub r24, r26\n\t"
+        "sbc r25, r27\n\t"
+        "brpl 2f\n\t"
+        "subi r24, lo8(-(%[n]))\n\t"
+        "sbci r25, hi8(-(%[n]))\n"
+        "2:\n\t"
+        "cpi r24, lo8(%[over])\n\t"
+        "ldi r18, hi8(%[over])\n\t"
+        "cpc r25, r18\n\t"
+        "brsh 37b\n\t"
+#if PADBOX_DRAW_CYCLES > 0
+        ".rept " DETECT_ASM_STR(PADBOX_DRAW_CYCLES) "\n\tnop\n\t.endr\n\t"
+#endif
+        /* pz.t_us on to t_lo (time_of()), the place, the heavy work allowed */
+        "lds r18, %[p_t]\n\t"
+        "lds r19, %[p_t]+1\n\t"
+        "lds r20, %[p_t]+2\n\t"
+        "lds r21, %[p_t]+3\n\t"
+        "movw r24, r14\n\t"
+        "sub r24, r18\n\t"
+        "sbc r25, r19\n\t"
+        "add r18, r24\n\t"
+        "adc r19, r25\n\t"
+        "adc r20, __zero_reg__\n\t"
+        "adc r21, __zero_reg__\n\t"
+        "sts %[p_t], r18\n\t"
+        "sts %[p_t]+1, r19\n\t"
+        "sts %[p_t]+2, r20\n\t"
+        "sts %[p_t]+3, r21\n\t"
+        "sts %[p_tail], r26\n\t"
+        "sts %[p_tail]+1, r27\n\t"
+        "sts %[p_step], r12\n\t"
+        "ldi r24, %[work]\n\t"
+        "sts %[d_work], r24\n\t"
+        /* the next scan's place (label 10's) from here: its step (r12) and
+         * time (r14:r15) are in their registers, and so is how the steps
+         * change (r13: only scan_end() changes it) */
+        "movw r28, r26\n\t"
+        "sts %[p_row], r28\n\t"
+        "sts %[p_row]+1, r29\n\t"
+        "rjmp 14b\n"
+#endif
+ ::
         [slow] "i"(sample_slow), [state] "n"(offsetof(detect_pad_state_t, state)), [pending] "M"(DETECT_PENDING),
         [until] "n"(offsetof(detect_pad_state_t, until_lo)), [poll] "i"(poll_slow), [pads] "M"(PADBOX_PADS),
-        [tx_head] "i"(&tx_head), [tx_tail] "i"(&tx_tail), [tx] "i"(tx_feed),
-        [size] "n"(sizeof(detect_pad_state_t)), [end] "i"(scan_end), [p_row] "i"(&mode_ram.pz.row));
+        [tx_head] "i"(&tx_head), [tx_tail] "i"(&tx_tail), [txq] "i"(&txq[0]), [txmask] "M"(TXQ_MASK),
+        [ucsr0a] "n"(_SFR_MEM_ADDR(UCSR0A)), [udre] "I"(UDRE0), [udr0] "n"(_SFR_MEM_ADDR(UDR0)),
+        [size] "n"(sizeof(detect_pad_state_t)), [end] "i"(scan_end), [p_row] "i"(&mode_ram.pz.row),
+        [pace_bit] "I"(PACE_BIT), [p_quick] "i"(&mode_ram.pz.quick), [p_restart] "i"(&mode_ram.pz.restart),
+        [n] "n"(FIFO_N), [fifo] "i"(&mode_ram.pz.fifo[0]), [over] "n"(FIFO_N - PACE_EVERY * PADBOX_PADS),
+        [p_t] "i"(&mode_ram.pz.t_us), [p_tail] "i"(&mode_ram.pz.tail), [p_step] "i"(&mode_ram.pz.step),
+        [work] "M"(WORK_PER_SCAN), [d_work] "i"(&det.work));
 }
 #define SCAN_ASM 1
 #else
@@ -1522,6 +1662,7 @@ static inline void scan_slot(uint8_t k, detect_pad_state_t *s, uint16_t &t_lo, u
  * and ends at pad 1's sample (pz.tail). */
 static void scan_pads(uint8_t count) {
     pz.scans_left = count;
+    pz.quick = 0; /* (scan_end() counts the scans) */
     fifo_catch_up();
     if (pz.restart) sampler_restart();
 #if SCAN_ASM
@@ -1535,7 +1676,8 @@ static void scan_pads(uint8_t count) {
         if (fifo_fill(pz.row, fifo_head_now()) < PADBOX_PADS) fifo_wait(); /* (the scan's samples, all) */
         detect_pad_state_t *s = det.st; /* (one pointer walked, not an index) */
         for (uint8_t k = 0; k < PADBOX_PADS; k++, s++) scan_slot(k, s, t_lo, step);
-        if (scan_end(t_lo, (uint16_t)(pz.row + PADBOX_PADS), step)) break;
+        uint16_t tail = (uint16_t)(pz.row + PADBOX_PADS);
+        if (!scan_end_quick(t_lo, tail, step) && scan_end(t_lo, tail, step)) break;
     }
 #endif
 }

@@ -49,7 +49,9 @@ def functions(elf: str) -> tuple[list[int], list[str]]:
     starts, names = [], []
     for line in listing.splitlines():
         parts = line.split(None, 2)
-        if len(parts) == 3 and parts[1] in "tTwW":
+        # (__stack is the linker's top of RAM, a weak symbol whose value 0x8ff also falls among the code's
+        # addresses: taken as code, it took the cycles of the end of whatever function spans 0x8ff)
+        if len(parts) == 3 and parts[1] in "tTwW" and parts[2] != "__stack":
             starts.append(int(parts[0], 16))
             names.append(parts[2])
     return starts, names
