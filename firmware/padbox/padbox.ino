@@ -1234,9 +1234,9 @@ static __attribute__((noinline)) void slot_work(uint8_t what) {
 #define OUTBOX_WAIT_MAX_US 30000
 #endif
 /* A line that may wait is looked at again this many scan_end() calls on
- * (since 2.33.0; every call before): its record's age and the fill are the
- * same a scan later, and the calls it saves let even scans end quickly
- * (scan_end_quick()). */
+ * (since 2.33.0; every call before): a record may wait 30 ms, and a few
+ * scans more or less change little, while the calls it saves let even
+ * scans end quickly (scan_end_quick()). */
 #ifndef OUTBOX_HOLD_CALLS
 #define OUTBOX_HOLD_CALLS 3u
 #endif
@@ -1306,8 +1306,9 @@ static __attribute__((noinline)) uint8_t scan_end(uint16_t t_lo, uint16_t tail, 
 
 /** The end of a scan whose next one is even, when the scan_end() before
  * it left nothing for it to do (pz.quick: not streaming, no scans counted,
- * no EEPROM write nor command, the outbox idle or held back) and no sample was written over: only the
- * next scan's place into pz and the heavy work allowed (since 2.33.0: in
+ * no EEPROM write nor command, the outbox idle or held back) and no
+ * sample was written over: only the next scan's place into pz and the
+ * heavy work allowed (since 2.33.0: in
  * a burst every other scan's end takes ~80 cycles, the loop's assembly's,
  * instead of ~320 with the call and the next scan's start; the pace, the
  * chores and the outbox wait for the next odd one). 1: done so; 0:
@@ -1339,8 +1340,8 @@ static inline uint8_t scan_end_quick(uint16_t t_lo, uint16_t tail, uint8_t step)
  * r16:r17 the pad's state, r14:r15 the sample's time, r12 the whole
  * microseconds to the next sample and r13 how the one after differs
  * (pz.step, pz.step_xor), r10 the slots left
- * (the slot is PADBOX_PADS - r10), r11 the scan's count (det.scan). It waits for a scan's samples all
- * together. (Numbered labels 10..59: the pieces use 1..4, 60..79 and
+ * (the slot is PADBOX_PADS - r10), r11 the scan's count (det.scan).
+ * It waits for a scan's samples all together. (Numbered labels 10..59: the pieces use 1..4, 60..79 and
  * 89.) */
 static __attribute__((naked, noinline)) void scan_loop(void) {
     asm volatile(
