@@ -405,9 +405,14 @@ static void outbox_step(void) {
     }
 }
 
+/* A line in hand, a record waiting or a CFG reply to build: the outbox has
+ * a step to take. (A macro: as a function it moved scan_end()'s code, and
+ * with it the image's timing in bursts, from what the bench measured.) */
+#define OUTBOX_BUSY() (fmt_step || rec_head != rec_tail || cfg_next != 0xFF)
+
 static void outbox_flush(void) {
     uint32_t started = 0; /* (the clock read only if there is a wait) */
-    while (fmt_step || rec_head != rec_tail || cfg_next != 0xFF) {
+    while (OUTBOX_BUSY()) {
         if (!started) started = clock_us() | 1u;
         tx_service(); /* a line waiting for room gets it */
         outbox_step();
@@ -697,6 +702,10 @@ static void adc_init(void) {
  * before: a loop that far behind restarts the sampler at that scan's
  * end, so the entry never dates a sample. */
 #define FIFO_OVER(fill) ((fill) >= FIFO_N - PACE_EVERY * PADBOX_PADS)
+/* A scan's end reads the head again after its chores only from this fill
+ * on (since 2.33.0): the chores take a few samples' time at most, far
+ * less than the way from here to FIFO_OVER. */
+#define FIFO_RECHECK (FIFO_N - 4u * PADBOX_PADS - 32u)
 /* From the Timer1 tick the sampler starts on (sampler_start) to the
  * sample-and-hold of the first match's conversion, in Timer1 ticks beyond
  * SAMPLE_TICKS, as the counted times take it: the match, the interrupt's
@@ -1286,21 +1295,21 @@ static __attribute__((noinline)) uint8_t scan_end(uint16_t t_lo, uint16_t tail, 
         if (rx_tail != rx_head) slot_work(WORK_RX);
         if (save_pos >= 0) slot_work(WORK_SAVE);
     }
-    if (fmt_step || rec_head != rec_tail || cfg_next != 0xFF) {
+    if (OUTBOX_BUSY()) {
         /* (a line held back in a burst is looked at again OUTBOX_HOLD_CALLS calls on, not at every one) */
         if (pz.outbox_hold) pz.outbox_hold--;
         else if (!outbox_may_wait(fill)) outbox_step(); /* never waits */
         else pz.outbox_hold = OUTBOX_HOLD_CALLS;
     }
-    /* (the FIFO read again only if it was near its end: the work since
-     * took a few samples' time at most, and slot_work() looks itself) */
-    if (pz.restart || (fill >= FIFO_N - 4u * PADBOX_PADS - 32u && FIFO_OVER(fifo_fill(pz.tail, fifo_head_now()))))
+    /* (the FIFO read again only if it was near its end, FIFO_RECHECK;
+     * slot_work() looks itself) */
+    if (pz.restart || (fill >= FIFO_RECHECK && FIFO_OVER(fifo_fill(pz.tail, fifo_head_now()))))
         sampler_restart();
     uint8_t done = pz.scans_left && --pz.scans_left == 0;
     /* (nothing for the next even scan's end but its place, scan_end_quick(),
      * unless a command came in meanwhile: it waits a scan more) */
     pz.quick = (uint8_t)(PACE_EVERY == 2u && !streaming && !pz.scans_left && save_pos < 0 && rx_tail == rx_head &&
-                         (pz.outbox_hold || !(fmt_step || rec_head != rec_tail || cfg_next != 0xFF)));
+                         (pz.outbox_hold || !OUTBOX_BUSY()));
     return done;
 }
 
@@ -1341,8 +1350,8 @@ static inline uint8_t scan_end_quick(uint16_t t_lo, uint16_t tail, uint8_t step)
  * microseconds to the next sample and r13 how the one after differs
  * (pz.step, pz.step_xor), r10 the slots left
  * (the slot is PADBOX_PADS - r10), r11 the scan's count (det.scan).
- * It waits for a scan's samples all together. (Numbered labels 10..59: the pieces use 1..4, 60..79 and
- * 89.) */
+ * It waits for a scan's samples all together. (Numbered labels 10..59:
+ * the pieces use 1..4, 60..79 and 89.) */
 static __attribute__((naked, noinline)) void scan_loop(void) {
     asm volatile(
         "push r10\n\t" "push r11\n\t" "push r12\n\t" "push r13\n\t"
