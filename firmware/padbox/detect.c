@@ -329,13 +329,13 @@ static uint16_t gate(const detect_pad_state_t *s) { return (uint16_t)(s->nf + GA
  * later, so no scan grows long when many pads are busy at once. */
 static uint8_t take_work(detect_t *d) {
     if (d->work == 0) return 0;
+    if (!detect_work_taken()) return d->work = 0; /* (held back: none more this scan) */
     if (d->work != 0xFFu) d->work--;
-    detect_work_taken();
     return 1;
 }
 
-/* (the host's: nothing; the image's, padbox.ino, paces its sampler) */
-__attribute__((weak)) void detect_work_taken(void) {}
+/* (the host's: every unit; the image's, padbox.ino, paces its sampler) */
+__attribute__((weak)) uint8_t detect_work_taken(void) { return 1; }
 __attribute__((weak)) void detect_work_goes_on(void) {}
 
 /* What a contact must reach at rest: the pad's threshold, or three gates on a noisy pad. */

@@ -719,11 +719,16 @@ static inline uint8_t detect_slowness(uint16_t scan_us) {
 /** The scan in progress's detect_slowness(); 0 (a quiet scan's) unless set. */
 extern uint8_t detect_slow;
 
-/** Called as a unit of heavy work is taken, before the work, and as the
- * heaviest work goes on (before each candidate a look for a shake's source
- * weighs): weak functions that do nothing; the firmware's own pace its
- * sampler. */
-void detect_work_taken(void);
+/** Called as a unit of heavy work is about to be taken, before the work,
+ * and as the heaviest work goes on (before each candidate a look for a
+ * shake's source weighs): weak functions that do nothing; the firmware's
+ * own pace its sampler. detect_work_taken() returns 1 to take the unit, 0
+ * to hold it back: the scan then takes no more heavy work, and what asked
+ * for it tries again at its pad's next sample, as when the scan's budget
+ * is spent (the host's takes every unit; the firmware's holds units back
+ * near its sample FIFO's end until the brake it asked for has come in,
+ * since 2.34.0). */
+uint8_t detect_work_taken(void);
 void detect_work_goes_on(void);
 
 /** Step 19: whether the sample at t_us of a pad (s) is left out. A pad

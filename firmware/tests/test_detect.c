@@ -151,7 +151,14 @@ static unsigned work_hook_calls;  /* detect_work_taken()'s calls */
 
 /* The firmware's is padbox.ino's (it paces the sampler before heavy work);
  * this one overrides detect.c's weak one and counts. */
-void detect_work_taken(void) { work_hook_calls++; }
+static unsigned work_hold_every; /* 0: every unit taken; N: every Nth call's held back ... */
+static unsigned work_holds;      /* ... and counted */
+uint8_t detect_work_taken(void) {
+    work_hook_calls++;
+    if (!work_hold_every || work_hook_calls % work_hold_every) return 1;
+    work_holds++;
+    return 0;
+}
 static unsigned work_goes_on_calls; /* detect_work_goes_on()'s */
 void detect_work_goes_on(void) { work_goes_on_calls++; }
 
@@ -935,6 +942,14 @@ static void test_push_sized_by_low_pass(const char *path) {
     (void)check_slap_found_at_every_phase(path, 3, 251987.0, "pad 4's slap 0.53 ms after pad 6's (251987 us)");
 }
 
+/* Eight slaps within a millisecond (120 us apart, 2.5-5.2 V), shaking one
+ * another: more heavy steps than a scan allows. */
+static void eight_slaps_within_a_ms(scenario_t *s) {
+    scn_init(s);
+    s->duration_us = 120000;
+    for (int p = 0; p < 8; p++) scn_add_hit(s, p, 50000 + 120u * (uint32_t)p, 2500 + 900 * (p % 4), SCN_EXPECT_SLAP);
+}
+
 /* detect_work_taken() is told of every unit of heavy work before it runs
  * (the image paces its sampler there, since 2.15.0), and only of those
  * (detect_work_goes_on() of the looks for a source as they go on):
@@ -943,9 +958,7 @@ static void test_push_sized_by_low_pass(const char *path) {
 static void test_work_taken_is_told(void) {
     static scenario_t s;
     static hits_t h;
-    scn_init(&s);
-    s.duration_us = 120000;
-    for (int p = 0; p < 8; p++) scn_add_hit(&s, p, 50000 + 120u * (uint32_t)p, 2500 + 900 * (p % 4), SCN_EXPECT_SLAP);
+    eight_slaps_within_a_ms(&s);
     detect_t d;
     detect_init(&d, 8);
     d.work = DETECT_WORK_PER_SCAN; /* (detect_init's is unlimited, uncounted) */
@@ -967,6 +980,53 @@ static void test_work_taken_is_told(void) {
     run_as_hostrun(&s, &d, &h);
     CHECK(h.n == 1 && h.hit[0].pad == 0, "a slap and three shakes: one hit, pad 1's (%d hits)", h.n);
     CHECK(work_goes_on_calls >= 3, "detect_work_goes_on: %u calls in three looks for a source", work_goes_on_calls);
+}
+
+static int hit_by_onset(const void *a, const void *b) {
+    const detect_hit_t *x = a, *y = b;
+    if (x->onset_us != y->onset_us) return x->onset_us < y->onset_us ? -1 : 1;
+    return (int)x->pad - (int)y->pad;
+}
+
+/* The image holds a unit of heavy work back near its FIFO's end
+ * (detect_work_taken() returns 0, since 2.34.0): the scan then takes no
+ * more, and what asked tries again at its pad's next sample. Eight slaps
+ * within a millisecond, with every third to every seventh unit asked held
+ * back, are found at the onsets every unit taken gives, in another order
+ * (a hit goes out as it is decided): the walk back finds the same start
+ * of the rise a scan later. (Every second unit held back dates two of
+ * them 37 and 120 us late: a start put off scan after scan loses its
+ * rise's start from the history. The image holds units only until the
+ * brake it asked for comes in, a scan or two, in the few bursts that near
+ * the FIFO's end.) */
+static void test_work_held_back(void) {
+    static scenario_t s;
+    static hits_t all, held;
+    eight_slaps_within_a_ms(&s);
+    detect_t d;
+    detect_init(&d, 8);
+    d.work = DETECT_WORK_PER_SCAN;
+    work_hold_every = 0;
+    run_as_hostrun(&s, &d, &all);
+    CHECK(all.n == 8, "every unit taken: the eight slaps are found (%d hits)", all.n);
+    qsort(all.hit, (size_t)all.n, sizeof all.hit[0], hit_by_onset);
+    for (unsigned every = 3; every <= 7; every++) {
+        detect_init(&d, 8);
+        d.work = DETECT_WORK_PER_SCAN;
+        work_hook_calls = work_holds = 0;
+        work_hold_every = every;
+        run_as_hostrun(&s, &d, &held);
+        work_hold_every = 0;
+        qsort(held.hit, (size_t)held.n, sizeof held.hit[0], hit_by_onset);
+        CHECK(work_holds > 0, "every %u: units held back (%u of %u asked)", every, work_holds, work_hook_calls);
+        CHECK(held.n == all.n, "every %u held back: %d hits, %d with every unit taken", every, held.n, all.n);
+        for (int i = 0; i < held.n && i < all.n; i++)
+            CHECK(held.hit[i].pad == all.hit[i].pad && held.hit[i].onset_us == all.hit[i].onset_us &&
+                      held.hit[i].is_slap == all.hit[i].is_slap && held.hit[i].peak == all.hit[i].peak,
+                  "every %u held back: hit %d pad %u at %lu us, with every unit taken pad %u at %lu us", every, i,
+                  held.hit[i].pad + 1u, (unsigned long)held.hit[i].onset_us, all.hit[i].pad + 1u,
+                  (unsigned long)all.hit[i].onset_us);
+    }
 }
 
 /* A loud slap's shake is no larger on a pad it reaches later than on one
@@ -1688,6 +1748,7 @@ int main(int argc, char **argv) {
     test_rails_in_time_in_paced_scans();
     test_push_on_ringing_dated_back();
     test_work_taken_is_told();
+    test_work_held_back();
     test_noise_floor_comes_down();
     printf("sizeof(detect_t) = %u bytes\n", (unsigned)sizeof(detect_t));
     if (failures) {
