@@ -1199,9 +1199,10 @@ uint8_t detect_work_taken(void) {
      * the next odd scan's start, up to 16 samples on, and a unit may take
      * ~10,000 cycles, 34 samples at the quiet pace. 2.33.0's loop went from
      * FIFO_SLOW past FIFO_OVER so, in a scan or two of heavy steps, in two
-     * of the bench's 40 seed runs. The wait is a scan or two, in the few
-     * bursts that come this near the end (firmware/README.md, "Heavy work
-     * waits for the brake near the FIFO's end"). */
+     * of the bench's 40 seed runs. Each wait is a scan or two; on the
+     * bench's files, a quarter of them hold a unit back, ~2.5 times each
+     * (firmware/README.md, "Heavy work waits for the brake near the FIFO's
+     * end"). */
     return fill < FIFO_HOLD || OCR2A >= SAMPLE_TICKS - 1u + EXTRA_TICKS_MAX;
 }
 /** ... and as the heaviest goes on: a look for a shake's source among
