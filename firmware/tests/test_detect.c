@@ -149,8 +149,9 @@ static void test_scenario(const char *path) {
 static unsigned work_units_taken; /* by run_as_hostrun's scans, counted from what d->work had left */
 static unsigned work_hook_calls;  /* detect_work_taken()'s calls */
 
-/* The firmware's is padbox.ino's (it paces the sampler before heavy work);
- * this one overrides detect.c's weak one and counts. */
+/* The firmware's is padbox.ino's (it paces the sampler before heavy work,
+ * and holds units back near its FIFO's end); this one overrides detect.c's
+ * weak one, counts, and holds back every Nth unit when told to. */
 static unsigned work_hold_every; /* 0: every unit taken; N: every Nth call's held back ... */
 static unsigned work_holds;      /* ... and counted */
 uint8_t detect_work_taken(void) {
