@@ -17,11 +17,11 @@ import gzip
 from pathlib import Path
 
 import pytest
-from helpers.firmware import require_tools, simtools
+from helpers.firmware import FIRMWARE_TEST_DATA, require_tools, simtools
 
 pytestmark = pytest.mark.firmware
 
-DATA = Path(__file__).parent / "data"
+DATA = FIRMWARE_TEST_DATA
 SWELL_US = 280_679
 SLAP_US = 285_253
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.firmware import ONSET_TOL_US, TOUCH_ONSET_TOL_US, decode, firmware, require_tools, simtools  # noqa: F401
+from helpers.firmware import FIRMWARE_TEST_DATA, ONSET_TOL_US, TOUCH_ONSET_TOL_US, decode, firmware, require_tools, simtools  # noqa: F401
 
 from hardware import protocol as p
 
@@ -144,17 +144,17 @@ def test_heavy_work_waits_for_the_brake_so_no_sample_is_lost(firmware, tmp_path:
     24 samples less room, two bursts of the bench lose samples when the work
     never waits (FIFO_HOLD past the FIFO's end) and none when it does, and
     the loop still fell over 255 samples behind in each."""
-    data = Path(__file__).parent / "data"
     lost: dict[str, dict[str, int]] = {}
     for hold in ("waits", "never waits"):
         flags = LATE_PACING + (" -DFIFO_HOLD=9999u" if hold == "never waits" else "")
-        elf = simtools.build_variant(tmp_path / hold.replace(" ", "_"), [f"OPT=-O2 {flags}"])
+        where = tmp_path / hold.replace(" ", "_")
+        elf = simtools.build_variant(where / "build", [f"OPT=-O2 {flags}"])
         build = simtools.Build(elf, elf, firmware.harness, "")
         lost[hold] = {}
         for name in FIFO_BURSTS:
-            out = tmp_path / f"{hold.replace(' ', '_')}_{name}"
+            out = where / name
             out.mkdir()
-            run = simtools.run(build, data / name, out)
+            run = simtools.run(build, FIRMWARE_TEST_DATA / name, out)
             lost[hold][name] = run.report["sampler_restarts"]
             assert run.report["fifo_peak"] == 255, f"{name}: the loop fell only {run.report['fifo_peak']} samples behind"
     assert all(lost["never waits"].values()), f"without the wait these bursts should lose samples: {lost}"

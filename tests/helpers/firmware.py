@@ -7,7 +7,8 @@
   TABLETOP_REQUIRE_FIRMWARE_TOOLS=1 (CI installs them).
 * ``firmware``: the firmware image and simavr harness, built into one directory
   per session (make rebuilds only what changed). Import it into a test module.
-* ``decode`` and the onset tolerances the simulator tests judge hits by.
+* ``decode`` and the onset tolerances the simulator tests judge hits by;
+  ``FIRMWARE_TEST_DATA``, the files they read.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import pytest
 from hardware import protocol as p
 
 ROOT = Path(__file__).resolve().parents[2]
+#: Files the firmware tests read (recorded samples, bench bursts): tests/firmware/data.
+FIRMWARE_TEST_DATA = ROOT / "tests" / "firmware" / "data"
 
 
 def load_script(path: str, name: str) -> ModuleType:
