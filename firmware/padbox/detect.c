@@ -665,6 +665,13 @@ static uint8_t touch_like(const detect_contact_t *c) {
            c->lobe_us >= DETECT_TOUCH_LOBE_US;
 }
 static uint32_t xt_source_onset; /* the onset of the contact crosstalk_source() last found */
+/* The trace's word on why a look ruled a source out, or looked at none
+ * (DETECT_DEBUG builds only: experiments/falses.py --why reads it). */
+#ifdef DETECT_DEBUG
+#define XT_WHY(...) fprintf(stderr, __VA_ARGS__)
+#else
+#define XT_WHY(...) ((void)0)
+#endif
 
 static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, int16_t e, uint16_t raw, uint32_t t_us);
 
@@ -1506,6 +1513,21 @@ static COLD __attribute__((noinline)) void size_push_by_lp(const detect_t *d, de
         c->peak = lp >> 3;
 }
 
+/* Step 36, at the end of a contact's first half-wave (after step 34's
+ * size): whether it peaked late in it, while the history still holds the
+ * peak (the walk back only for the few contacts step 36 may judge: off the
+ * rails, within the overlap's band over the sharp limit, from the slap
+ * threshold to DETECT_LATE_PEAK_SLAPS times it). A function of its own,
+ * called beside size_push_by_lp: no deeper on the stack than it. */
+static COLD __attribute__((noinline)) void note_late_peak(const detect_t *d, detect_pad_state_t *s, uint8_t pad) {
+    const detect_contact_t *c = &s->c;
+    uint16_t sharp_us = detect_sharp_us(d), slap = d->pad[pad].slap, lobe = c->lobe_us;
+    s->late_peak = 0;
+    if (DETECT_LATE_PEAK && DETECT_OVERLAP_X10 && !DETECT_CLIPPED(c) && c->peak >= slap &&
+        c->peak < (uint16_t)(DETECT_LATE_PEAK_SLAPS * slap) && lobe > sharp_us && lobe <= (uint16_t)(sharp_us + DETECT_OVERLAP_LOBE_US))
+        s->late_peak = rise_to_peak_us(s) >= (uint16_t)(lobe - (lobe >> 3) - (lobe >> 5)); /* (27/32 of it: 84 %) */
+}
+
 static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, int16_t e, uint16_t raw, uint32_t t_us) {
     uint16_t a = abs16(e);
     int8_t disc = s->disc;
@@ -1609,6 +1631,7 @@ static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
             set_levels(s);
             rise = wrong && a > s->lvl_a && (e < 0 ? -1 : 1) == disc;
             size_push_by_lp(d, s, pad);
+            note_late_peak(d, s, pad);
         }
         /* A rise the ringing of this contact's first half-wave cannot
          * explain: a slap on a pad a neighbour had just shaken. If what came
@@ -1856,7 +1879,10 @@ static inline __attribute__((always_inline)) void look_for_source(const detect_t
                  * may be dated up to 0.3 ms early: a few more false slaps,
                  * fewer players dropped once the pairs are known) */
                 delay = (int32_t)(known & 0x7Fu) * DETECT_PAIR_UNIT_US;
-                if (gap < delay - DETECT_PAIR_EARLY_US && (DETECT_PAIR_MOVING || (s->c.flags & DETECT_C_CLEAN))) continue;
+                if (gap < delay - DETECT_PAIR_EARLY_US && (DETECT_PAIR_MOVING || (s->c.flags & DETECT_C_CLEAN))) {
+                    XT_WHY("   pad %u vs source %u: pair early (gap %d, learnt delay %d)\n", pad + 1, j + 1, (int)gap, (int)delay);
+                    continue;
+                }
                 delay += DETECT_PAIR_LATE_US;
             }
 #ifdef DETECT_ORACLE
@@ -1869,7 +1895,10 @@ static inline __attribute__((always_inline)) void look_for_source(const detect_t
             /* Its shake arrived here long before this contact began: this
              * can be no more than that shake's ringing, no louder than the
              * ringing it rose out of. */
-            if (gap > delay + XT_LATE_US && k->loud) continue;
+            if (gap > delay + XT_LATE_US && k->loud) {
+                XT_WHY("   pad %u vs source %u: late (gap %d, delay at most %d)\n", pad + 1, j + 1, (int)gap, (int)delay);
+                continue;
+            }
         }
         /* louder than the shake it already made */
         if (j == k->again_pad && (uint16_t)o->onset_us == s->xt_onset_lo) {
@@ -1893,7 +1922,10 @@ static inline __attribute__((always_inline)) void look_for_source(const detect_t
 #endif
             continue;
         }
-        if (bound_rules_out(d, j, pad, gap, k->loud)) continue; /* (last: a source that fits in every other way) */
+        if (bound_rules_out(d, j, pad, gap, k->loud)) { /* (last: a source that fits in every other way) */
+            XT_WHY("   pad %u vs source %u: bound rule (gap %d)\n", pad + 1, j + 1, (int)gap);
+            continue;
+        }
 #ifdef DETECT_ORACLE
 #ifndef ORACLE_COUPLING_X10
 #define ORACLE_COUPLING_X10 30u /* (3 x) */
@@ -1966,10 +1998,21 @@ static uint8_t crosstalk_source(detect_t *d, const detect_pad_state_t *s, uint8_
                 if (!louder && overlap != 1u) break;
             }
         }
-        if (overlap != 2u) return 0xFFu;
+        if (overlap == 1u && s->late_peak) overlap = 2u; /* (step 36: shakes overlapping, by their shape) */
+        if (overlap != 2u) {
+            XT_WHY("   pad %u vs source -: not sharp (lobe %u gap %u sharp %u)\n", pad + 1, c->lobe_us, lobe_gap_us(s),
+                   detect_sharp_us(d));
+            return 0xFFu;
+        }
     }
-    if (c->flags & DETECT_C_PUSH) return 0xFFu; /* a push the size of a slap (step 34) */
-    if (c->clipped_us > DETECT_XT_CLIP_MAX_US) return 0xFFu; /* longer at the rails than any shake */
+    if (c->flags & DETECT_C_PUSH) { /* a push the size of a slap (step 34) */
+        XT_WHY("   pad %u vs source -: push (step 34)\n", pad + 1);
+        return 0xFFu;
+    }
+    if (c->clipped_us > DETECT_XT_CLIP_MAX_US) { /* longer at the rails than any shake */
+        XT_WHY("   pad %u vs source -: clip max (%u us at the rails)\n", pad + 1, c->clipped_us);
+        return 0xFFu;
+    }
     k.mine = peak;
     k.share = 0; /* (step 11's, for a contact at the rails: a division, once) */
     if (!DETECT_CLIPPED(c)) k.mine = k.mine > s->under ? (uint16_t)(k.mine - s->under) : 0u;

@@ -225,6 +225,21 @@ extern "C" {
 #ifndef DETECT_OVERLAP_LOBE_US
 #define DETECT_OVERLAP_LOBE_US 160u
 #endif
+/* Step 36: such a first half-wave (off the rails, longer than a shake's
+ * by at most DETECT_OVERLAP_LOBE_US) under DETECT_LATE_PEAK_SLAPS times the
+ * slap threshold whose largest sample came in its last 5/32 (from 84 % of
+ * it on) is judged as a shake may be, with no louder contact asked for: a
+ * hand's push rises for about half its first half-wave (the model's slaps
+ * peak at 0.5-0.6 of it), while a shake that lands on the swing of another
+ * (or of the pad's own ringing) the same way peaks at the second's crest,
+ * near the end (0.7-0.9). A source must still fit it by size and time
+ * (0: step 36 off). */
+#ifndef DETECT_LATE_PEAK
+#define DETECT_LATE_PEAK 1
+#endif
+#ifndef DETECT_LATE_PEAK_SLAPS
+#define DETECT_LATE_PEAK_SLAPS 2u
+#endif
 /* Step 13: the table's shakes' first half-wave, learnt as the running
  * median of the contacts that are shakes by size and time alone (off the
  * rails, DETECT_SHAKE_LOBE_RATIO times smaller than a contact that began
@@ -584,6 +599,9 @@ typedef struct {
     uint8_t shake_gap;       /* the smallest shake this contact surely made on another pad: it began
                                 (shake_gap - 1) x DETECT_SHAKE_UNIT_US after it (0: none yet)... */
     uint8_t shake_size;      /* ... and its largest swing either way, counts / 4 */
+    uint8_t late_peak; /* step 36: its first half-wave (just over a shake's, off the rails, under
+                          DETECT_LATE_PEAK_SLAPS x slap) peaked in its last 5/32;
+                          set at its end (size_push_by_lp) */
 } detect_pad_state_t;
 
 /** The whole detector: settings plus state of every pad. */
