@@ -1662,6 +1662,58 @@ static void test_rails_in_time_in_paced_scans(void) {
           RAILS_IN_PACED_SCANS_LOST_KNOWN);
 }
 
+/* Step 36: two shakes overlapping on a pad at rest make one first
+ * half-wave a little longer than a shake's, peaking at the second's crest
+ * near its end, where a hand's push peaks about halfway. A bench round
+ * (seed 7, table_063's round at 550 ms, shifted; every pad through the
+ * front end at 0.7): pad 1's slap shakes pad 3 (0.69 V), and pad 4's,
+ * 0.6 ms later, shakes it again 372 us after that (1.17 V); no contact
+ * before is 7 times as loud as the two together (step 28's overlap), and
+ * without step 36 (-DDETECT_LATE_PEAK=0) they came out as a slap on pad 3
+ * at 4 of the 19 phases. Now at none, and the round's three slaps are
+ * found at every phase. */
+static void test_overlapping_shakes_peak_late(void) {
+    static const shaped_t round[] = {
+        {0, 30034, 3444, SCN_EXPECT_SLAP, 656, 0.46, 1860, 4624, -1},
+        {1, 30342, 1088, SCN_EXPECT_NONE, 165, 0.61, 2445, 4000, 1},
+        {7, 30342, 1264, SCN_EXPECT_NONE, 177, 0.93, 2681, 4000, 1},
+        {2, 30597, 689, SCN_EXPECT_NONE, 162, 0.76, 2528, 3709, 1},
+        {6, 30597, 627, SCN_EXPECT_NONE, 196, 0.84, 2286, 4000, -1},
+        {3, 30633, 3186, SCN_EXPECT_SLAP, 598, 0.35, 847, 4897, 1},
+        {3, 30908, 382, SCN_EXPECT_NONE, 114, 0.73, 2530, 3796, -1},
+        {5, 30908, 331, SCN_EXPECT_NONE, 114, 0.83, 2373, 3751, 1},
+        {4, 30941, 1274, SCN_EXPECT_NONE, 133, 0.85, 2434, 3911, 1},
+        {2, 30969, 1169, SCN_EXPECT_NONE, 166, 0.89, 2677, 4000, 1},
+        {4, 31029, 282, SCN_EXPECT_NONE, 165, 0.64, 2368, 4000, -1},
+        {5, 31158, 730, SCN_EXPECT_NONE, 174, 0.72, 2520, 3609, -1},
+        {6, 31256, 580, SCN_EXPECT_NONE, 180, 0.92, 2628, 3959, -1},
+        {1, 31305, 526, SCN_EXPECT_NONE, 141, 0.66, 2377, 4000, -1},
+        {5, 31444, 3468, SCN_EXPECT_SLAP, 391, 0.55, 1683, 7889, 1},
+        {7, 31486, 417, SCN_EXPECT_NONE, 174, 0.90, 2328, 3944, -1},
+        {0, 31507, 354, SCN_EXPECT_NONE, 159, 0.70, 2374, 4000, -1},
+        {4, 31752, 1200, SCN_EXPECT_NONE, 100, 0.95, 2420, 4000, -1},
+        {6, 31780, 999, SCN_EXPECT_NONE, 199, 0.92, 2516, 4000, -1},
+        {3, 31969, 794, SCN_EXPECT_NONE, 179, 0.65, 2348, 3856, 1},
+        {2, 32067, 596, SCN_EXPECT_NONE, 124, 0.64, 2413, 3929, 1},
+        {7, 32116, 576, SCN_EXPECT_NONE, 144, 0.84, 2404, 3905, 1},
+        {1, 32297, 336, SCN_EXPECT_NONE, 146, 0.63, 2377, 4000, 1},
+        {0, 32318, 333, SCN_EXPECT_NONE, 129, 0.64, 2454, 4000, -1},
+    };
+    const int n = (int)(sizeof round / sizeof round[0]);
+    unsigned keep = SCAN_PERIOD_US;
+    SCAN_PERIOD_US = 148u;
+    int phases = 0;
+    int false_on_3 = phases_with_a_hit_on(round, n, 60000u, 0.7, 2, &phases);
+    CHECK(false_on_3 == 0, "two overlapping shakes on pad 3 came out as a hit at %d of %d phases", false_on_3, phases);
+    const int slaps[] = {0, 5, 14};
+    for (int i = 0; i < 3; i++) {
+        double worst;
+        int lost = slap_lost_at_phases(round, n, 60000u, 0.7, slaps[i], &worst, &phases, NULL);
+        CHECK(lost == 0, "pad %d's slap lost at %d of %d phases", round[slaps[i]].pad0 + 1, lost, phases);
+    }
+    SCAN_PERIOD_US = keep;
+}
+
 static void test_decide_time(void) {
     /* A contact is decided once every pad that could have caused it has its
      * peak (a cause began before it, and scans as long): onset 20950 + 2000
@@ -1747,6 +1799,7 @@ int main(int argc, char **argv) {
     test_ring_level_within_the_rails();
     test_clipped_shake_in_paced_scans();
     test_rails_in_time_in_paced_scans();
+    test_overlapping_shakes_peak_late();
     test_push_on_ringing_dated_back();
     test_work_taken_is_told();
     test_work_held_back();
