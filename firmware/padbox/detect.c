@@ -1517,14 +1517,14 @@ static COLD __attribute__((noinline)) void size_push_by_lp(const detect_t *d, de
  * size): whether it peaked late in it, while the history still holds the
  * peak (the walk back only for the few contacts step 36 may judge: off the
  * rails, within the overlap's band over the sharp limit, from the slap
- * threshold to DETECT_LATE_PEAK_SLAPS times it). A function of its own,
+ * threshold to DETECT_LATE_PEAK_MAX_X2 / 2 times it). A function of its own,
  * called beside size_push_by_lp: no deeper on the stack than it. */
 static COLD __attribute__((noinline)) void note_late_peak(const detect_t *d, detect_pad_state_t *s, uint8_t pad) {
     const detect_contact_t *c = &s->c;
     uint16_t sharp_us = detect_sharp_us(d), slap = d->pad[pad].slap, lobe = c->lobe_us;
     s->late_peak = 0;
     if (DETECT_LATE_PEAK && DETECT_OVERLAP_X10 && !DETECT_CLIPPED(c) && c->peak >= slap &&
-        c->peak < (uint16_t)(DETECT_LATE_PEAK_SLAPS * slap) && lobe > sharp_us && lobe <= (uint16_t)(sharp_us + DETECT_OVERLAP_LOBE_US))
+        (uint16_t)(2u * c->peak) < (uint16_t)(DETECT_LATE_PEAK_MAX_X2 * slap) && lobe > sharp_us && lobe <= (uint16_t)(sharp_us + DETECT_OVERLAP_LOBE_US))
         s->late_peak = rise_to_peak_us(s) >= (uint16_t)(lobe - (lobe >> 3) - (lobe >> 5)); /* (27/32 of it: 84 %) */
 }
 

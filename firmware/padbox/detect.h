@@ -106,7 +106,11 @@
  *      first half-wave is at most DETECT_OVERLAP_LOBE_US longer than a
  *      sharp one's, when a contact DETECT_OVERLAP_X10 / 10 times as loud
  *      began on another pad just before it: two slaps' shakes overlapping
- *      into one first half-wave (step 28). Nor is a contact whose
+ *      into one first half-wave (step 28); nor, with no contact that loud,
+ *      one in that band under 1.5 times the slap threshold whose largest
+ *      sample came at its first half-wave's end, as a shake landing on
+ *      another's swing peaks (a hand's push peaks about halfway; step 36).
+ *      Nor is a contact whose
  *      low-passed deviation reached a slap's size in its first half-wave
  *      (a share of the slap threshold, grown with the table's learnt
  *      shakes): a hand's push, however short the ringing cut its first
@@ -226,19 +230,20 @@ extern "C" {
 #define DETECT_OVERLAP_LOBE_US 160u
 #endif
 /* Step 36: such a first half-wave (off the rails, longer than a shake's
- * by at most DETECT_OVERLAP_LOBE_US) under DETECT_LATE_PEAK_SLAPS times the
- * slap threshold whose largest sample came in its last 5/32 (from 84 % of
- * it on) is judged as a shake may be, with no louder contact asked for: a
- * hand's push rises for about half its first half-wave (the model's slaps
- * peak at 0.5-0.6 of it), while a shake that lands on the swing of another
- * (or of the pad's own ringing) the same way peaks at the second's crest,
- * near the end (0.7-0.9). A source must still fit it by size and time
- * (0: step 36 off). */
+ * by at most DETECT_OVERLAP_LOBE_US) under DETECT_LATE_PEAK_MAX_X2 / 2
+ * times the slap threshold whose largest sample came in its last 5/32
+ * (from 84 % of it on) is judged as a shake may be, with no louder contact
+ * asked for: a hand's push rises for about half its first half-wave (the
+ * model's slaps peak at 0.5-0.6 of it), while a shake that lands on the
+ * swing of another (or of the pad's own ringing) the same way peaks at the
+ * second's crest, near the end (0.7-0.9). A source must still fit it by
+ * size and time. A louder contact is left to step 28: there real slaps that
+ * peaked late are as many as such shakes (DETECT_LATE_PEAK 0: step 36 off). */
 #ifndef DETECT_LATE_PEAK
 #define DETECT_LATE_PEAK 1
 #endif
-#ifndef DETECT_LATE_PEAK_SLAPS
-#define DETECT_LATE_PEAK_SLAPS 2u
+#ifndef DETECT_LATE_PEAK_MAX_X2
+#define DETECT_LATE_PEAK_MAX_X2 3u /* (1.5 x the slap threshold) */
 #endif
 /* Step 13: the table's shakes' first half-wave, learnt as the running
  * median of the contacts that are shakes by size and time alone (off the
@@ -600,7 +605,7 @@ typedef struct {
                                 (shake_gap - 1) x DETECT_SHAKE_UNIT_US after it (0: none yet)... */
     uint8_t shake_size;      /* ... and its largest swing either way, counts / 4 */
     uint8_t late_peak; /* step 36: its first half-wave (just over a shake's, off the rails, under
-                          DETECT_LATE_PEAK_SLAPS x slap) peaked in its last 5/32;
+                          DETECT_LATE_PEAK_MAX_X2 / 2 x slap) peaked in its last 5/32;
                           set at its end (size_push_by_lp) */
 } detect_pad_state_t;
 
