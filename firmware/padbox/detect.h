@@ -606,7 +606,7 @@ typedef struct {
     uint8_t shake_size;      /* ... and its largest swing either way, counts / 4 */
     uint8_t late_peak; /* step 36: its first half-wave (just over a shake's, off the rails, under
                           DETECT_LATE_PEAK_MAX_X2 / 2 x slap) peaked in its last 5/32;
-                          set at its end (size_push_by_lp) */
+                          set at its end (note_late_peak) */
 } detect_pad_state_t;
 
 /** The whole detector: settings plus state of every pad. */
