@@ -103,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     hits, _ = run_core(args.hostrun, files, args.hostrun_args, args.adclogs)
     false = 0
     rules: Counter[str] = Counter()
+    traces: dict[tuple[str, int], list[str]] = {}  # (one debug run a file and pad, however many false slaps it has)
     for path in files:
         # (pad, t, mV, kind, note) of every contact and shake in the file
         with open(path) as lines:
@@ -117,7 +118,9 @@ def main(argv: list[str] | None = None) -> int:
                               for e in events if e[3] == "slap" and e[0] != pad and 0 <= t - e[1] <= 6000)
             why = ""
             if args.why:
-                rule = why_reported(trace_lines(args.why, path, pad, args.hostrun_args, args.adclogs), pad, t)
+                if (path, pad) not in traces:
+                    traces[path, pad] = trace_lines(args.why, path, pad, args.hostrun_args, args.adclogs)
+                rule = why_reported(traces[path, pad], pad, t)
                 rules[rule] += 1
                 why = f" [{rule}]"
             print(f"{path.rsplit('/', 1)[-1]} pad {pad} at {t} us{why}: shakes {shakes or 'none'} | slaps {slaps or 'none'}")
