@@ -376,7 +376,7 @@ static void track_mean_each(detect_pad_state_t *s) {
 
 /* dt * num / den for 0 <= num < den (to 1/32 of dt, by halving: no
  * division in the firmware's per-contact paths). */
-static uint16_t scale_by_ratio(uint16_t dt, uint16_t num, uint16_t den) {
+static __attribute__((noinline)) uint16_t scale_by_ratio(uint16_t dt, uint16_t num, uint16_t den) {
     uint16_t out = 0, part = dt;
     uint32_t n = num, dd = den;
     for (uint8_t k = 0; k < 5u; k++) {
@@ -407,6 +407,17 @@ static uint16_t back_date_us(int16_t e0, int16_t e1, int16_t e2, uint16_t gap, u
     return b > gap ? gap : b;
 }
 
+#if DETECT_REPORT_DATE
+/* Step 37: s's contact is reported `later` us after its onset_us, which
+ * stays as the rules date it (|later| at most 1008): in 16 us steps,
+ * rounded down (up to 15 us sooner: rounding costs flash the image does not
+ * have), into marks' bits 1..7. (Called before the contact's first
+ * half-wave is over: step 36's bit is still clear.) */
+static void report_later(detect_pad_state_t *s, int16_t later) {
+    s->marks = (uint8_t)((later >> 4) << 1);
+}
+#endif
+
 /* Back-date the onset of the contact whose rise began `back` samples before
  * the newest: along the line through the rise's first two samples to rest,
  * never before the last sample before the rise. 0: not yet (the rise's
@@ -419,11 +430,19 @@ static uint8_t date_onset(detect_pad_state_t *s, uint8_t back) {
     int8_t pol = s->pol;
     int16_t e1 = dev_back(s, age_of((uint8_t)(back + 1u)), pol), e2 = dev_back(s, age_of(back), pol);
     int16_t e0 = dev_back(s, age_of((uint8_t)(back + 2u)), pol);
-    uint16_t t1 = s->hist[first].t;
+    uint16_t t1 = s->hist[first].t, gap = (uint16_t)(t1 - s->hist[before].t);
     /* onset_us holds the first sample's full time (start_contact). */
-    s->c.onset_us -= back_date_us(e0, e1, e2, (uint16_t)(t1 - s->hist[before].t), (uint16_t)(s->hist[second].t - t1),
-                                  at_rail(detect_hist_raw(&s->hist[second])));
+    s->c.onset_us -= back_date_us(e0, e1, e2, gap, (uint16_t)(s->hist[second].t - t1), at_rail(detect_hist_raw(&s->hist[second])));
     s->c.flags |= DETECT_C_DATED;
+#if DETECT_REPORT_DATE
+    /* (step 37: on a moving pad the sample before was the ringing's, not
+     * the rest's, and the line stops at its level: the push began early in
+     * the gap, under the ringing. Reported at the sample before, at most
+     * DETECT_MOVING_REPORT_US back.) */
+    if (gap > DETECT_MOVING_REPORT_US) gap = DETECT_MOVING_REPORT_US;
+    int16_t later = (int16_t)(t1 - gap - (uint16_t)s->c.onset_us); /* (never later: -160..0 us) */
+    if (!(s->c.flags & DETECT_C_CLEAN) && later < 0) report_later(s, later);
+#endif
     return 1;
 }
 
@@ -432,12 +451,30 @@ static uint8_t date_onset(detect_pad_state_t *s, uint8_t back) {
  * (oldest first, turned the contact's way) was over the rest at the
  * sample before the newest, and rose to the newest: a push already under
  * way there. (The rise between the two is the three newest less the three
- * before them.) */
-static uint8_t lp_rose(const int16_t *dv) {
+ * before them.) If so, the low-passed deviation at the newest (x 12, over
+ * 0); else 0. */
+static int16_t lp_rose(const int16_t *dv) {
     const int16_t *n = dv + DETECT_HIST - 1u; /* the newest */
     int16_t before = (int16_t)(n[-1] + 2 * n[-2] + 3 * n[-3] + 3 * n[-4] + 2 * n[-5] + n[-6]);
-    return before > 0 && n[0] + n[-1] + n[-2] > n[-4] + n[-5] + n[-6];
+    int16_t up = (int16_t)(n[0] + n[-1] + n[-2] - n[-4] - n[-5] - n[-6]); /* (the newest's less it) */
+    return before > 0 && up > 0 ? (int16_t)(before + up) : 0;
 }
+
+#if DETECT_REPORT_DATE
+/* Step 37's date of a push step 23 found: how long before its newest
+ * sample (deviation e, turned its way; the low-passed deviation there lp,
+ * lp_rose()'s) the push began, dt the gap before that sample. The newest
+ * sample's share of the low-passed deviation tells how far into its rise
+ * the push is: a large share, a push just begun. 4 - 3.75 x that share
+ * gaps back, at least one: fitted on the table model's pushes on ringing
+ * pads (firmware/README.md, step 37). */
+static uint16_t lp_back_us(uint16_t e, uint16_t lp, uint16_t dt) {
+    if (e >= lp) return dt;
+    uint16_t x = scale_by_ratio(dt, e, lp); /* dt x the share */
+    uint16_t back = (uint16_t)(4u * (dt - x) + (x >> 2));
+    return back < dt ? dt : back;
+}
+#endif
 
 /* A contact starts at the newest sample (deviation e): find the first sample
  * of its rise in the history, and date it (now, or with the next sample). */
@@ -520,7 +557,8 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
     s->c.onset_us = t_us - (uint16_t)((uint16_t)t_us - s->hist[j].t); /* the rise's first sample */
     s->c.peak = abs16(e);
     s->c.lobe_us = 0xFFFFu;
-    s->c.clipped_us = at_rail(raw) ? (uint16_t)((uint16_t)t_us - s->hist[prev_i(newest_i(s))].t) : 0u;
+    uint16_t gap = (uint16_t)((uint16_t)t_us - s->hist[prev_i(newest_i(s))].t); /* (before this sample) */
+    s->c.clipped_us = at_rail(raw) ? gap : 0u;
     s->above = 1;
     s->c.rails = 0;
     s->last_pd = (int16_t)(pol * e);
@@ -533,8 +571,8 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
      * contacts began. */
     s->tick = (uint8_t)((pad - d->scan) & (RING_TICK - 1u));
     if (s->tick == 0) s->tick = RING_TICK;
-    s->since_lobe = 0;
     s->busy = back; /* SCAN: how far back the rise began, until it is dated */
+    s->marks = 0;
     if (back) { /* the line through the rise's first two samples (k, k + 1), from the one before */
         uint16_t t1 = s->hist[j].t;
         uint8_t j2 = (uint8_t)((j + 1u) & (DETECT_HIST - 1u));
@@ -542,7 +580,8 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
                                       (uint16_t)(s->hist[j2].t - t1), at_rail(detect_hist_raw(&s->hist[j2])));
         s->c.flags |= DETECT_C_DATED;
     }
-    if (DETECT_LP_BACK_US && moving && !clipped_scan && (s->ticked & 4u) && lp_rose(dv)) {
+    int16_t lp;
+    if (DETECT_LP_BACK_US && moving && !clipped_scan && (s->ticked & 4u) && (lp = lp_rose(dv)) > 0) {
         /* Step 23: a push the low-passed deviation found, under way a
          * sample before: it lags the push by 2.5 samples, and the walk
          * back above stops at the ringing's crest. */
@@ -551,7 +590,18 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
             s->c.onset_us = lp_onset;
             s->c.flags |= DETECT_C_DATED;
         }
+#if DETECT_REPORT_DATE
+        /* (the report's date, from the rise's shape; the rules keep the one above, which they were made
+         * with: judged by this one, the neighbours' shakes on ringing pads no longer fit their sources) */
+        int16_t later = (int16_t)((uint16_t)t_us - lp_back_us((uint16_t)dv[DETECT_HIST - 1u], (uint16_t)lp, gap) -
+                                  (uint16_t)s->c.onset_us);
+        /* (not within a tick of the first half-wave before it, or in it:
+         * that half-wave is still in the low-passed deviation, and the
+         * push's share of it tells nothing of the push) */
+        if (s->since_lobe) report_later(s, later > 1008 ? 1008 : later < -1008 ? -1008 : later);
+#endif
     }
+    s->since_lobe = 0; /* (after step 37's look at it above) */
     if (s->disc && s->disc != pol) s->c.flags |= DETECT_C_XTALK | DETECT_C_WRONG; /* the table's, not a hand's */
     s->until_lo = (uint16_t)(s->c.onset_us + d->pad[pad].scan_us);
     s->thr = rest_threshold(d, s, pad);
@@ -1522,10 +1572,11 @@ static COLD __attribute__((noinline)) void size_push_by_lp(const detect_t *d, de
 static COLD __attribute__((noinline)) void note_late_peak(const detect_t *d, detect_pad_state_t *s, uint8_t pad) {
     const detect_contact_t *c = &s->c;
     uint16_t sharp_us = detect_sharp_us(d), slap = d->pad[pad].slap, lobe = c->lobe_us;
-    s->late_peak = 0;
+    s->marks &= (uint8_t)~DETECT_M_LATE_PEAK;
     if (DETECT_LATE_PEAK && DETECT_OVERLAP_X10 && !DETECT_CLIPPED(c) && c->peak >= slap &&
         (uint16_t)(2u * c->peak) < (uint16_t)(DETECT_LATE_PEAK_MAX_X2 * slap) && lobe > sharp_us && lobe <= (uint16_t)(sharp_us + DETECT_OVERLAP_LOBE_US))
-        s->late_peak = rise_to_peak_us(s) >= (uint16_t)(lobe - (lobe >> 3) - (lobe >> 5)); /* (27/32 of it: 84 %) */
+        if (rise_to_peak_us(s) >= (uint16_t)(lobe - (lobe >> 3) - (lobe >> 5))) /* (27/32 of it: 84 %) */
+            s->marks |= DETECT_M_LATE_PEAK;
 }
 
 static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, int16_t e, uint16_t raw, uint32_t t_us) {
@@ -1998,7 +2049,7 @@ static uint8_t crosstalk_source(detect_t *d, const detect_pad_state_t *s, uint8_
                 if (!louder && overlap != 1u) break;
             }
         }
-        if (overlap == 1u && s->late_peak) overlap = 2u; /* (step 36: shakes overlapping, by their shape) */
+        if (overlap == 1u && (s->marks & DETECT_M_LATE_PEAK)) overlap = 2u; /* (step 36: shakes overlapping, by their shape) */
         if (overlap != 2u) {
             XT_WHY("   pad %u vs source -: not sharp (lobe %u gap %u sharp %u)\n", pad + 1, c->lobe_us, lobe_gap_us(s),
                    detect_sharp_us(d));
@@ -2210,7 +2261,7 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
     out->pad = pad;
     out->is_slap = peak >= cfg->slap;
     out->peak = s->reported;
-    out->onset_us = s->c.onset_us;
+    out->onset_us = s->c.onset_us + (int16_t)(8 * (int8_t)(s->marks & (uint8_t)~DETECT_M_LATE_PEAK)); /* (step 37's report date) */
     mark_sharp_report(d, s);
     return 1;
 }

@@ -33,7 +33,9 @@
  *      a hand's push by 2.5 samples, and a walk through a ringing stops
  *      at the ringing's first crest. (Not where a contact still in its
  *      scan clipped: its own ringing at the rails is uneven enough to
- *      show the low-passed deviation a push.)
+ *      show the low-passed deviation a push.) The HIT line takes a date
+ *      of its own for a contact on a moving pad (step 37): from the
+ *      rise's shape, or the sample before the rise.
  *   3. SCAN for scan_us: the peak |d| (estimated when the pad clips at the
  *      ADC's rails), and the first half-wave (lobe): how long until the
  *      signal crosses back through rest. Table vibration is a short sharp
@@ -188,6 +190,21 @@ extern "C" {
  * (never later than the walk back dates it; 0: step 23 off). */
 #ifndef DETECT_LP_BACK_US
 #define DETECT_LP_BACK_US 250u
+#endif
+/* Step 37: a contact that began on a moving pad is reported at a date of
+ * its own, its onset_us left as the rules date it (since 2.36.0): a push
+ * step 23 found, 4 - 3.75 x the newest sample's share of its low-passed
+ * deviation sample gaps before the sample that found it, at least one
+ * (lp_back_us() in detect.c; not within a tick of the first half-wave
+ * before it); a rise that began at the sample that crossed, at the
+ * sample before it or DETECT_MOVING_REPORT_US before the crossing, the
+ * nearer, never later than onset_us (date_onset()). 0: reported at
+ * onset_us. */
+#ifndef DETECT_REPORT_DATE
+#define DETECT_REPORT_DATE 1
+#endif
+#ifndef DETECT_MOVING_REPORT_US
+#define DETECT_MOVING_REPORT_US 160u
 #endif
 /* Step 26: a first half-wave that reached the slap threshold and peaked
  * later after its onset than half of detect_sharp_us() (a shake peaks
@@ -604,10 +621,13 @@ typedef struct {
     uint8_t shake_gap;       /* the smallest shake this contact surely made on another pad: it began
                                 (shake_gap - 1) x DETECT_SHAKE_UNIT_US after it (0: none yet)... */
     uint8_t shake_size;      /* ... and its largest swing either way, counts / 4 */
-    uint8_t late_peak; /* step 36: its first half-wave (just over a shake's, off the rails, under
-                          DETECT_LATE_PEAK_MAX_X2 / 2 x slap) peaked in its last 5/32;
-                          set at its end (note_late_peak) */
+    uint8_t marks;     /* one byte for two steps' marks of the contact (the RAM is nearly all used):
+                          DETECT_M_LATE_PEAK, step 36: its first half-wave (just over a shake's, off
+                          the rails, under DETECT_LATE_PEAK_MAX_X2 / 2 x slap) peaked in its last
+                          5/32, set at its end (note_late_peak); bits 1..7, step 37: its report is
+                          dated this many 16 us after onset_us (signed; report_at()) */
 } detect_pad_state_t;
+#define DETECT_M_LATE_PEAK 1u
 
 /** The whole detector: settings plus state of every pad. */
 typedef struct detect {
