@@ -409,12 +409,11 @@ static uint16_t back_date_us(int16_t e0, int16_t e1, int16_t e2, uint16_t gap, u
 
 #if DETECT_REPORT_DATE
 /* Step 37: s's contact is reported `later` us after its onset_us, which
- * stays as the rules date it (|later| at most 1008): in 16 us steps,
- * rounded down (up to 15 us sooner: rounding costs flash the image does not
- * have), into marks' bits 1..7. (Called before the contact's first
- * half-wave is over: step 36's bit is still clear.) */
+ * stays as the rules date it (|later| at most 1000): to the nearest 16 us,
+ * into marks' bits 1..7. (Called before the contact's first half-wave is
+ * over: step 36's bit is still clear.) */
 static void report_later(detect_pad_state_t *s, int16_t later) {
-    s->marks = (uint8_t)((later >> 4) << 1);
+    s->marks = (uint8_t)(((later + 8) >> 4) << 1);
 }
 #endif
 
@@ -469,7 +468,8 @@ static int16_t lp_rose(const int16_t *dv) {
  * gaps back, at least one: fitted on the table model's pushes on ringing
  * pads (firmware/README.md, step 37). */
 static uint16_t lp_back_us(uint16_t e, uint16_t lp, uint16_t dt) {
-    if (e >= lp) return dt;
+    /* (a share of 1 or more, e >= lp: scale_by_ratio() gives 31/32 of dt,
+     * and the date is one gap back, as below) */
     uint16_t x = scale_by_ratio(dt, e, lp); /* dt x the share */
     uint16_t back = (uint16_t)(4u * (dt - x) + (x >> 2));
     return back < dt ? dt : back;
@@ -595,10 +595,11 @@ static COLD void start_contact(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
          * with: judged by this one, the neighbours' shakes on ringing pads no longer fit their sources) */
         int16_t later = (int16_t)((uint16_t)t_us - lp_back_us((uint16_t)dv[DETECT_HIST - 1u], (uint16_t)lp, gap) -
                                   (uint16_t)s->c.onset_us);
-        /* (not within a tick of the first half-wave before it, or in it:
-         * that half-wave is still in the low-passed deviation, and the
-         * push's share of it tells nothing of the push) */
-        if (s->since_lobe) report_later(s, later > 1008 ? 1008 : later < -1008 ? -1008 : later);
+        /* (not within four samples of the end of the first half-wave
+         * before it, nor in it: that half-wave is still in the six samples
+         * of the low-passed deviation, and the push's share of it tells
+         * nothing of the push; since_lobe counts on by 4 at each tick) */
+        if (s->since_lobe > 4u) report_later(s, later > 1000 ? 1000 : later < -1000 ? -1000 : later);
 #endif
     }
     s->since_lobe = 0; /* (after step 37's look at it above) */

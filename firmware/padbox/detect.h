@@ -195,8 +195,8 @@ extern "C" {
  * its own, its onset_us left as the rules date it (since 2.36.0): a push
  * step 23 found, 4 - 3.75 x the newest sample's share of its low-passed
  * deviation sample gaps before the sample that found it, at least one
- * (lp_back_us() in detect.c; not within a tick of the first half-wave
- * before it); a rise that began at the sample that crossed, at the
+ * (lp_back_us() in detect.c; not within four samples of the end of the
+ * first half-wave before it, nor in it); a rise that began at the sample that crossed, at the
  * sample before it or DETECT_MOVING_REPORT_US before the crossing, the
  * nearer, never later than onset_us (date_onset()). 0: reported at
  * onset_us. */

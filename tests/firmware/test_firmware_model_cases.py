@@ -66,7 +66,7 @@ CASES = ["clipped_neighbour", "eight_within_1ms", "hum_touches", "quiet_first_sl
 #: firmware/README.md, "What is not there yet" and "Limits".
 NOT_YET = {
     ("eight_within_1ms", "found"): "some slaps are lost or dated late: 3 of 24 on the host at 148 us a scan, "
-                                   "1-4 on the image (2.13.0's to 2.36.0's; pads 2, 3 and 7 on 2.36.0's), whose sampling slows to 200-400 us a scan "
+                                   "1-4 on the image (2.13.0's to 2.36.0's; on 2.36.0's four, on pads 2, 3 and 5), whose sampling slows to 200-400 us a scan "
                                    "while eight pads start at once",
     ("shaken_then_slapped", "found"): "a slap soon after a shake on its pad is dated over 150 us off on 2.36.0's "
                                       "sample times (one of 12, pad 3's at 101925 us; three on 2.30.0's to 2.35.0's; four on 2.29.0's, 340 us at worst; on 2.28.0's "
