@@ -196,10 +196,10 @@ extern "C" {
  * step 23 found, 4 - 3.75 x the newest sample's share of its low-passed
  * deviation sample gaps before the sample that found it, at least one
  * (lp_back_us() in detect.c; not within four samples of the end of the
- * first half-wave before it, nor in it); a rise that began at the sample that crossed, at the
- * sample before it or DETECT_MOVING_REPORT_US before the crossing, the
- * nearer, never later than onset_us (date_onset()). 0: reported at
- * onset_us. */
+ * first half-wave before it, nor in it); a rise that began at the sample
+ * that crossed, at the sample before it or DETECT_MOVING_REPORT_US before
+ * the crossing, the nearer, never later than onset_us (date_onset()). 0:
+ * reported at onset_us. */
 #ifndef DETECT_REPORT_DATE
 #define DETECT_REPORT_DATE 1
 #endif
@@ -625,7 +625,7 @@ typedef struct {
                           DETECT_M_LATE_PEAK, step 36: its first half-wave (just over a shake's, off
                           the rails, under DETECT_LATE_PEAK_MAX_X2 / 2 x slap) peaked in its last
                           5/32, set at its end (note_late_peak); bits 1..7, step 37: its report is
-                          dated this many 16 us after onset_us (signed; report_at()) */
+                          dated this many 16 us after onset_us (signed; report_later()) */
 } detect_pad_state_t;
 #define DETECT_M_LATE_PEAK 1u
 
