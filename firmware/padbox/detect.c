@@ -375,7 +375,9 @@ static void track_mean_each(detect_pad_state_t *s) {
 }
 
 /* dt * num / den for 0 <= num < den (to 1/32 of dt, by halving: no
- * division in the firmware's per-contact paths). */
+ * division in the firmware's per-contact paths). For num >= den it gives
+ * dt less its last 1/32 (every halving taken): lp_back_us() relies on
+ * that for a share of 1 or more. */
 static __attribute__((noinline)) uint16_t scale_by_ratio(uint16_t dt, uint16_t num, uint16_t den) {
     uint16_t out = 0, part = dt;
     uint32_t n = num, dd = den;
