@@ -464,7 +464,7 @@ static void send_now(void) {
     if (proto_finish(&fmt)) queue_line(&fmt);
 }
 
-static void send_hello(void) {
+RARELY_RUN static void send_hello(void) {
     proto_line_t &l = *line_now(PSTR("HELLO"));
     proto_add_u32(&l, PROTO_VERSION);
     proto_add_rom_str(&l, PSTR(FW_VERSION));
@@ -498,14 +498,14 @@ static void send_lvl(void) {
     send_now(); /* (longer than the UART queue: queue_line() waits for the rest as it goes) */
 }
 
-static void send_ok(const proto_cmd_t *cmd) {
+RARELY_RUN static void send_ok(const proto_cmd_t *cmd) {
     proto_line_t &l = *line_now(PSTR("OK"));
     proto_add_cmd_echo(&l, cmd);
     send_now();
 }
 
 /** ERR, and the command it answers (PROTO_CMD_NONE: "-"). */
-static void send_err(uint8_t err, uint8_t kind) {
+RARELY_RUN static void send_err(uint8_t err, uint8_t kind) {
     proto_line_t &l = *line_now(PSTR("ERR"));
     proto_add_rom_str(&l, proto_err_name(err));
     proto_add_rom_str(&l, proto_cmd_name(kind));
@@ -516,7 +516,7 @@ static void send_err(uint8_t err, uint8_t kind) {
 
 /* Layout: 'P' 'B' layout npads, 16 bytes a pad (slap, touch, scan: 2 each,
  * xtalk, spare, mask, xwin: 4 each, little-endian), CRC-16 of all before. */
-static uint8_t image_byte(uint16_t i) {
+RARELY_RUN static uint8_t image_byte(uint16_t i) {
     if (i == 0) return EEPROM_MAGIC0;
     if (i == 1) return EEPROM_MAGIC1;
     if (i == 2) return EEPROM_LAYOUT;
@@ -536,7 +536,7 @@ static uint8_t image_byte(uint16_t i) {
     return (uint8_t)(v >> (8 * shift));
 }
 
-static uint16_t image_crc(void) {
+RARELY_RUN static uint16_t image_crc(void) {
     uint16_t crc = 0;
     for (uint16_t i = 0; i < EEPROM_SIZE - 2; i++) {
         char b = (char)image_byte(i);
@@ -557,7 +557,7 @@ static uint8_t saved_byte(uint16_t i) {
 
 /* One byte per call when the EEPROM is ready, so scanning never stops for
  * the ~3.4 ms each write takes; then verify and answer. */
-static void save_service(void) {
+RARELY_RUN static void save_service(void) {
     if (save_pos < 0 || !eeprom_is_ready()) return;
     if (save_pos < EEPROM_SIZE) {
         eeprom_update_byte((uint8_t *)(uintptr_t)save_pos, saved_byte((uint16_t)save_pos));
@@ -578,7 +578,7 @@ static void save_service(void) {
 
 /** The settings saved in the EEPROM, if it holds a sound image of them. Run
  * before either mode's use of mode_ram: the image is read into it. */
-__attribute__((noinline)) static void settings_load(void) {
+__attribute__((noinline)) RARELY_RUN static void settings_load(void) {
     uint8_t *raw = (uint8_t *)&mode_ram; /* (the sampler has not started: its RAM, not 134 bytes of stack) */
     static_assert(sizeof mode_ram >= EEPROM_SIZE, "settings_load(): the EEPROM's image fits mode_ram");
     eeprom_read_block(raw, (const void *)0, EEPROM_SIZE);
@@ -608,7 +608,7 @@ __attribute__((noinline)) static void settings_load(void) {
 
 /* ------------------------------------------------------------ commands */
 
-static void set_param(const proto_cmd_t *cmd) {
+RARELY_RUN static void set_param(const proto_cmd_t *cmd) {
     detect_pad_config_t *c = &det.pad[cmd->pad - 1];
     switch (cmd->param) {
     case PROTO_PARAM_SLAP: c->slap = (uint16_t)cmd->value; break;
@@ -620,7 +620,7 @@ static void set_param(const proto_cmd_t *cmd) {
     }
 }
 
-__attribute__((noinline)) static void handle_line(const char *line, uint8_t len) {
+__attribute__((noinline)) RARELY_RUN static void handle_line(const char *line, uint8_t len) {
     proto_cmd_t cmd;
     uint8_t err = proto_parse_command(line, len, npads, &cmd);
     if (err != PROTO_OK) {
@@ -1017,7 +1017,7 @@ static void set_steps(void) {
 }
 
 /** Start the sampler; the loop's first sample is pad 1's (pz.tail, pz.t_us). */
-static void sampler_start(void) {
+RARELY_RUN static void sampler_start(void) {
     cli();
     TCCR2A = _BV(WGM21); /* CTC: the count restarts after OCR2A */
     TCCR2B = 0;
@@ -1774,7 +1774,7 @@ static void send_hb_lvl(uint32_t now) {
     }
 }
 
-void setup(void) {
+RARELY_RUN void setup(void) {
     cli();
     /* The Arduino core's millis interrupt (Timer0) off: unused here, and
      * each of its runs delays the sampling handler (no-op in the plain build). */

@@ -188,7 +188,7 @@ void proto_add_rom_str(proto_line_t *l, const char *rom) {
     for (char c; (c = (char)ROM_U8(rom)) != 0; rom++) put(l, c);
 }
 
-void proto_param_range(uint8_t param, uint32_t *lo, uint32_t *hi) {
+RARELY_RUN void proto_param_range(uint8_t param, uint32_t *lo, uint32_t *hi) {
     if (param >= PROTO_PARAM_COUNT) param = 0;
     *lo = ROM_U32(&PARAM_LO[param]);
     *hi = ROM_U32(&PARAM_HI[param]);
@@ -202,7 +202,7 @@ typedef struct {
 
 #define MAX_TOKENS 6
 
-static uint8_t split(const char *body, uint8_t len, token_t *tok) {
+RARELY_RUN static uint8_t split(const char *body, uint8_t len, token_t *tok) {
     uint8_t count = 0;
     uint8_t start = 0;
     for (uint8_t i = 0; i <= len; i++) {
@@ -219,7 +219,7 @@ static uint8_t split(const char *body, uint8_t len, token_t *tok) {
 }
 
 /* The token is the name (a string in ROM). */
-static uint8_t tok_is(const token_t *t, const char *rom) {
+RARELY_RUN static uint8_t tok_is(const token_t *t, const char *rom) {
     uint8_t n = 0;
     for (char c; (c = (char)ROM_U8(rom + n)) != 0; n++)
         if (n >= t->n || t->p[n] != c) return 0;
@@ -229,7 +229,7 @@ static uint8_t tok_is(const token_t *t, const char *rom) {
 enum { NUM_BAD = 0, NUM_OK, NUM_HUGE };
 
 /* A canonical unsigned decimal: "0" or a non-zero digit then digits. */
-static uint8_t number(const token_t *t, uint32_t *out) {
+RARELY_RUN static uint8_t number(const token_t *t, uint32_t *out) {
     if (t->n == 0) return NUM_BAD;
     if (t->p[0] == '0' && t->n > 1) return NUM_BAD;
     uint32_t v = 0;
@@ -249,7 +249,7 @@ static uint8_t is_upper_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'A'
 
 static uint8_t hex_value(char c) { return (uint8_t)(c <= '9' ? c - '0' : c - 'A' + 10); }
 
-uint8_t proto_parse_command(const char *line, uint8_t len, uint8_t npads, proto_cmd_t *cmd) {
+RARELY_RUN uint8_t proto_parse_command(const char *line, uint8_t len, uint8_t npads, proto_cmd_t *cmd) {
     memset(cmd, 0, sizeof *cmd);
     if (len > 0 && line[len - 1] == '\r') len--;
     if (len + 1u > PROTO_MAX_LINE) return PROTO_ERR_LONG;
@@ -304,7 +304,7 @@ uint8_t proto_parse_command(const char *line, uint8_t len, uint8_t npads, proto_
     }
 }
 
-void proto_add_cmd_echo(proto_line_t *l, const proto_cmd_t *cmd) {
+RARELY_RUN void proto_add_cmd_echo(proto_line_t *l, const proto_cmd_t *cmd) {
     proto_add_rom_str(l, proto_cmd_name(cmd->kind));
     if (cmd->kind == PROTO_CMD_SET) {
         proto_add_u32(l, cmd->pad);

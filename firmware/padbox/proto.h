@@ -13,6 +13,11 @@
 extern "C" {
 #endif
 
+/* On a function run only for commands, at start-up or while saving: GCC
+ * builds it for size, not speed, which leaves the flash to the detection.
+ * Never on a sample's or a HIT line's path. */
+#define RARELY_RUN __attribute__((cold))
+
 #define PROTO_VERSION 1
 #define PROTO_MAX_LINE 80 /* every byte, including the final \n */
 #define PROTO_MAX_BODY 74 /* PROTO_MAX_LINE - "*CCCC" - "\n" */
