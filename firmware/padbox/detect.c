@@ -442,7 +442,11 @@ static uint8_t date_onset(detect_pad_state_t *s, uint8_t back) {
      * DETECT_MOVING_REPORT_US back.) */
     if (gap > DETECT_MOVING_REPORT_US) gap = DETECT_MOVING_REPORT_US;
     int16_t later = (int16_t)(t1 - gap - (uint16_t)s->c.onset_us); /* (never later: -160..0 us) */
-    if (!(s->c.flags & DETECT_C_CLEAN) && later < 0) report_later(s, later);
+    /* (step 38: on a pad at rest, the same when the sample before was past
+     * the gate: the pad had begun to move, and the line through the rise's
+     * first two samples is steeper than the push's start, often a shake
+     * landing on the second) */
+    if ((!(s->c.flags & DETECT_C_CLEAN) || (DETECT_KNEE_REPORT && e0 > (int16_t)gate(s))) && later < 0) report_later(s, later);
 #endif
     return 1;
 }

@@ -206,6 +206,14 @@ extern "C" {
 #ifndef DETECT_MOVING_REPORT_US
 #define DETECT_MOVING_REPORT_US 160u
 #endif
+/* Step 38: the same report date for a rise that began at the sample that
+ * crossed on a pad at rest, when the sample before it was already past the
+ * gate (the walk back stopped there at a knee: a neighbour's shake landing
+ * on the rise, or the push begun before it), since 2.37.0. 0: such a rise
+ * is reported at onset_us, as before. */
+#ifndef DETECT_KNEE_REPORT
+#define DETECT_KNEE_REPORT 1
+#endif
 /* Step 26: a first half-wave that reached the slap threshold and peaked
  * later after its onset than half of detect_sharp_us() (a shake peaks
  * sooner), then rose again past twice its peak, was a hand's with a
