@@ -419,6 +419,12 @@ static void report_later(detect_pad_state_t *s, int16_t later) {
 }
 #endif
 
+/* The date s's contact is reported at: onset_us, and step 37's offset
+ * report_later() put in marks' bits 1..7 (none: onset_us). */
+static uint32_t reported_onset_us(const detect_pad_state_t *s) {
+    return s->c.onset_us + (int16_t)(8 * (int8_t)(s->marks & (uint8_t)~DETECT_M_LATE_PEAK));
+}
+
 /* Back-date the onset of the contact whose rise began `back` samples before
  * the newest: along the line through the rise's first two samples to rest,
  * never before the last sample before the rise. 0: not yet (the rise's
@@ -2268,7 +2274,7 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
     out->pad = pad;
     out->is_slap = peak >= cfg->slap;
     out->peak = s->reported;
-    out->onset_us = s->c.onset_us + (int16_t)(8 * (int8_t)(s->marks & (uint8_t)~DETECT_M_LATE_PEAK)); /* (step 37's report date) */
+    out->onset_us = reported_onset_us(s);
     mark_sharp_report(d, s);
     return 1;
 }
