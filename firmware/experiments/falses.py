@@ -59,12 +59,17 @@ def trace_lines(debug_hostrun: str, path: str, pad: int, args: list[str], adclog
     return subprocess.run(run, capture_output=True, text=True, check=True).stderr.splitlines()
 
 
+#: A reported onset may lie up to this far before the rules' (steps 37 and 38 date the report apart).
+REPORT_SHIFT_US = 200
+
+
 def why_reported(trace: list[str], pad: int, onset: int) -> str:
-    """The rule that let pad's contact at onset out as a slap: the last word of its decision's look."""
-    decide = re.compile(rf"pad {pad} decide at \d+ onset {onset} .*-> report")
-    for i, line in enumerate(trace):
-        if not decide.match(line):
-            continue
+    """The rule that let pad's contact reported at onset out as a slap: the last word of its decision's
+    look (the decision whose rules' onset is nearest the reported one, within REPORT_SHIFT_US)."""
+    decide = re.compile(rf"pad {pad} decide at \d+ onset (\d+) .*-> report")
+    near = [(abs(int(m.group(1)) - onset), i) for i, line in enumerate(trace)
+            if (m := decide.match(line)) and abs(int(m.group(1)) - onset) <= REPORT_SHIFT_US]
+    for _, i in sorted(near)[:1]:
         k = i - 1  # (the look's lines follow the decision's XC lines, or the pad's decision before)
         while k >= 0 and not trace[k].startswith(("XC pad", f"pad {pad} decide")):
             k -= 1

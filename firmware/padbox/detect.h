@@ -462,6 +462,24 @@ extern "C" {
 #ifndef LP_FAST_SAMPLES
 #define LP_FAST_SAMPLES 8
 #endif
+/* Step 39 (since 2.38.0): a hand pressing slowly onto a pad a shake has
+ * set ringing. Its push rises over milliseconds, and the ringing's level
+ * and the low-passed deviation's both follow it up (each looks for a jump
+ * past itself), while the rest, slewing at LP_SLEW, falls ever further
+ * behind: no rise passed them, and the press's swing back was reported as
+ * a slap 6-9 ms late. On a ringing pad (RING, a shake's), the low-passed
+ * deviation growing DETECT_RAMP_SAMPLES samples in a row, one way (the
+ * disc's, if known), from 12 x LP_MARGIN up, to DETECT_RAMP_LP_X x the
+ * start threshold (x 12, the weights' sum: the deviation at the
+ * threshold), is a push: a ringing's swings last a few samples at most,
+ * and hum, slower than LP_SLEW, shrinks as the rest catches up with it.
+ * (A plain number: the assembly reads it; 0 turns it off.) */
+#ifndef DETECT_RAMP_SAMPLES
+#define DETECT_RAMP_SAMPLES 4
+#endif
+#ifndef DETECT_RAMP_LP_X
+#define DETECT_RAMP_LP_X 8u
+#endif
 /* Step 30 (since 2.26.0): in a contact's scan, in those samples, the
  * level follows the low-passed deviation up only where it goes against a
  * hand's way (the disc's, else the contact's). 0 turns it off, on the
@@ -592,7 +610,8 @@ typedef struct {
     uint8_t hist_at;         /* where the next sample goes in hist */
     uint8_t nf;              /* noise floor: |d| stays under it at rest, counts */
     uint8_t tick;            /* moving: samples to the next look after the ringing's level */
-    uint8_t ticked;          /* moving: this sample was a tick's (1), and the low-passed deviation showed a push (+4) */
+    uint8_t ticked;          /* moving: this sample was a tick's (1), and the low-passed deviation showed a push (+4),
+                                or grew long enough for a slow one (+8, step 39) */
     uint8_t learn;           /* samples still to learn the rest from (after detect_init): no contact yet */
     int8_t disc;             /* the disc's polarity: the sign of a hand's first half-wave (0: not known yet) */
     int8_t disc_votes;       /* what the pad's sure contacts said of it (+: positive) */
@@ -602,12 +621,14 @@ typedef struct {
     uint16_t lvl_a;          /* moving: |d| past this may be a new contact (the slow path looks) */
     uint16_t lp_ref;         /* moving: the level of the low-passed deviation (x 12): past it, a push */
     uint16_t thr;            /* the pad's start threshold (a copy for the fast path) */
-    uint16_t until_lo;       /* SCAN: the scan's end; PENDING: the decision's time (low 16 bits: within 65 ms) */
+    uint16_t until_lo;       /* SCAN: the scan's end; PENDING: the decision's time (low 16 bits: within 65 ms);
+                                RING: the last sample's low-passed deviation, its size (step 39) */
     int8_t pol;              /* the contact's direction: sign of its first half-wave */
     uint8_t above;           /* SCAN: samples at or above the threshold (saturating) */
     uint8_t since_lobe;      /* samples since the first half-wave ended (saturating) */
     uint8_t busy;            /* REST: samples in a row just over the gate; SCAN: how far back the
-                                rise began, until its onset is dated */
+                                rise began, until its onset is dated; RING: samples in a row the
+                                low-passed deviation grew (step 39), bit 7 its sign */
     uint16_t env;            /* SCAN, PENDING: largest |d| of the contact so far */
     uint16_t tick_max;       /* moving: largest |d| since the last tick */
     uint16_t last_tick_max;  /* moving: and in the tick before */

@@ -23,6 +23,9 @@
  * asm has at most 30 operands and ASM_QUICK_OPERANDS has them all, so the
  * contact's way (step 30) is reached from disc's. */
 #define DETECT_ASM_POL_FROM_DISC 18
+/* ... and so are until_lo and busy (step 39's run on a ringing pad) */
+#define DETECT_ASM_UNTIL_FROM_DISC 16
+#define DETECT_ASM_BUSY_FROM_DISC 21
 #define DETECT_ASM_STR_(x) #x
 #define DETECT_ASM_STR(x) DETECT_ASM_STR_(x)
 
@@ -377,6 +380,65 @@
     "rjmp 68f\n"                                                                                             \
     "1:\n\t"
 
+/* ... on a ringing pad (RING, PENDING) the same, a swing against the disc ending a slow push's run
+ * (busy = 0), and then the run on (step 39): on a shake's ringing (RING, not the pad's own), the
+ * low-passed deviation's size (mag) grown since the last sample's (until_lo: it takes mag's place)
+ * and at least 12 LP_MARGIN, one way (busy's bit 7: lp's sign; a sign of its own starts afresh),
+ * adds a sample to the run, anything else ends it; DETECT_RAMP_SAMPLES long, the slow path judges
+ * it (ticked 8 | the tick's bit: pushed, 78). r0, r20 and r21 on the way. */
+#define ASM_AT_DISC(name) "%[disc]+" DETECT_ASM_STR(name)
+#if DETECT_RAMP_SAMPLES
+#define ASM_MV_DISC_GATE_RAMP                                                                                \
+    "ldd r0, Z+%[disc]\n\t"                                                                                  \
+    "tst r0\n\t"                                                                                             \
+    "breq 1f\n\t"                                                                                            \
+    "eor r0, r27\n\t"                                                                                        \
+    "or r0, r25\n\t"                                                                                         \
+    "sbrs r0, 7\n\t"                                                                                         \
+    "rjmp 1f\n\t"                                                                                            \
+    "std Z+" ASM_AT_DISC(DETECT_ASM_BUSY_FROM_DISC) ", r1\n\t"                                               \
+    "rjmp 68f\n"                                                                                              \
+    "1:\n\t"                                                                                                 \
+    "ldd r20, Z+%[state]\n\t"                                                                                \
+    "cpi r20, %[ring]\n\t"                                                                                   \
+    "brne 7f\n\t"                                                                                            \
+    "ldd r20, Z+%[ref_shift]\n\t"                                                                            \
+    "cpi r20, %[own]\n\t"                                                                                    \
+    "breq 7f\n\t"                                                                                            \
+    "ldd r20, Z+" ASM_AT_DISC(DETECT_ASM_UNTIL_FROM_DISC) "\n\t"                                             \
+    "ldd r21, Z+" ASM_AT_DISC(DETECT_ASM_UNTIL_FROM_DISC) "+1\n\t"                                           \
+    "std Z+" ASM_AT_DISC(DETECT_ASM_UNTIL_FROM_DISC) ", r24\n\t"                                             \
+    "std Z+" ASM_AT_DISC(DETECT_ASM_UNTIL_FROM_DISC) "+1, r25\n\t"                                           \
+    "cp r20, r24\n\t"                                                                                        \
+    "cpc r21, r25\n\t"                                                                                       \
+    "brsh 8f\n\t"                                                                                            \
+    "cpi r24, lo8(%[lpm])\n\t"                                                                               \
+    "ldi r20, hi8(%[lpm])\n\t"                                                                               \
+    "cpc r25, r20\n\t"                                                                                       \
+    "brlo 8f\n\t"                                                                                            \
+    "mov r20, r27\n\t"                                                                                       \
+    "andi r20, 0x80\n\t"                                                                                     \
+    "ldd r21, Z+" ASM_AT_DISC(DETECT_ASM_BUSY_FROM_DISC) "\n\t"                                              \
+    "eor r21, r20\n\t"                                                                                       \
+    "sbrc r21, 7\n\t"                                                                                        \
+    "clr r21\n\t"                                                                                            \
+    "inc r21\n\t"                                                                                            \
+    "mov r0, r21\n\t"                                                                                        \
+    "or r0, r20\n\t"                                                                                         \
+    "std Z+" ASM_AT_DISC(DETECT_ASM_BUSY_FROM_DISC) ", r0\n\t"                                               \
+    "cpi r21, " DETECT_ASM_STR(DETECT_RAMP_SAMPLES) "\n\t"                                                   \
+    "brlo 7f\n\t"                                                                                            \
+    "ldi r24, 8\n\t"                                                                                         \
+    "bld r24, 0\n\t"                                                                                         \
+    "std Z+%[ticked], r24\n\t"                                                                               \
+    "rjmp 78f\n"                                                                                              \
+    "8:\n\t"                                                                                                 \
+    "std Z+" ASM_AT_DISC(DETECT_ASM_BUSY_FROM_DISC) ", r1\n"                                                  \
+    "7:\n\t"
+#else
+#define ASM_MV_DISC_GATE_RAMP ASM_MV_DISC_GATE
+#endif
+
 /* ... and in a contact's scan after its first half-wave (step 30): the same, and ticked's bit 7 set
  * till the level's decay where lp goes against a hand's way (the disc's, not known: the contact's,
  * pol); ticked is stored again after it */
@@ -489,7 +551,7 @@
     "69:\n\t"                                                                                                \
     ASM_MV_INTO_HIST_LP                                                                                      \
     ASM_MV_STEP("")                                                                                          \
-    ASM_MV_PUSH_DECAY("78f", ASM_MV_DISC_GATE, ASM_MV_DECAY_ON)                                              \
+    ASM_MV_PUSH_DECAY("78f", ASM_MV_DISC_GATE_RAMP, ASM_MV_DECAY_ON)                                         \
     "clr r24\n\t"                                                                                            \
     "bld r24, 0\n\t"                                                                                         \
     "std Z+%[ticked], r24\n\t"                                                                               \

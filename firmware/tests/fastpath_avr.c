@@ -142,6 +142,10 @@ static void moving_state(detect_pad_state_t *s, uint16_t raw) {
     case 2: s->disc = -1; break;
     default: s->disc = (int8_t)rnd(); break;
     }
+    if (s->state == DETECT_RING && (rnd() & 1u)) { /* (step 39's run: the last size near this one's, either sign) */
+        s->until_lo = (uint16_t)near((int16_t)(mag > 30000u ? 30000u : mag), 40u);
+        if (rnd() & 1u) s->busy |= 0x80u;
+    }
     if (rnd() & 1u) s->ref_shift = (uint8_t)(5u + (rnd() & 1u));
     if (rnd() & 1u) s->since_lobe = (uint8_t)(rnd() % 12u);
     if (rnd() & 1u) s->c.flags = (uint8_t)(s->c.flags ^ DETECT_C_LOBE);
@@ -154,12 +158,12 @@ static detect_pad_state_t a, b, before;
 enum { C_PUSH, C_BIG, C_HIGH_REF, C_LOBE, C_DISC_NEG, C_DISC_0, C_DISC_POS, C_OWN, C_FAST, C_TICK,
        C_LP_MIN, C_Q_UP, C_Q_DOWN, C_Q_SLEW_UP, C_Q_SLEW_DOWN, C_FAINT, C_FAINT_DEFERRED,
        C_T_FIRST_LOBE, C_T_SATURATE, C_T_OWN, C_T_REF_0, C_T_CREST, C_T_CREST_UNDER_THR, C_T_THR_MORE,
-       C_T_SLOW, C_T_SLOWER, C_COUNT };
+       C_T_SLOW, C_T_SLOWER, C_RAMP_GROWS, C_RAMP_ENDS, C_RAMP_FIRES, C_COUNT };
 static const char *const COVER[C_COUNT] = {"push", "mag_over_255", "ref_quarter_carries", "first_lobe", "disc_neg", "disc_0", "disc_pos", "own", "fast", "tick", "lp_min_disc_neg",
                                            "quick_up", "quick_down", "quick_slew_up", "quick_slew_down", "faint",
                                            "faint_deferred", "tick_first_lobe", "tick_saturate", "tick_own",
                                            "tick_ref_0", "tick_crest", "tick_crest_under_thr", "tick_thr_more",
-                                           "tick_slow", "tick_slower"};
+                                           "tick_slow", "tick_slower", "ramp_grows", "ramp_ends", "ramp_fires"};
 static uint16_t cover[C_COUNT];
 
 /* lp as the C works it out (before: the state before the sample). */
@@ -200,6 +204,12 @@ static void count_cover(uint16_t raw) {
         if (ref > 0xFFFFu - (ref >> 2)) cover[C_HIGH_REF]++; /* (the level plus a quarter past 16 bits) */
     }
     if (b.ticked & 1u) cover[C_TICK]++;
+    /* (step 39's run on a ringing pad: one sample longer, ended, long enough) */
+    if (before.state == DETECT_RING && before.ref_shift != 6u) {
+        if (b.ticked & 8u) cover[C_RAMP_FIRES]++;
+        else if ((b.busy & 0x7Fu) > 1u && (b.busy & 0x7Fu) == (before.busy & 0x7Fu) + 1u) cover[C_RAMP_GROWS]++;
+        else if (b.busy == 0u && (before.busy & 0x7Fu) != 0u) cover[C_RAMP_ENDS]++;
+    }
     if (before.disc < 0) cover[C_DISC_NEG]++;
     else if (before.disc == 0) cover[C_DISC_0]++;
     else cover[C_DISC_POS]++;
