@@ -1372,6 +1372,7 @@ static ALWAYS_INLINE uint16_t four_sums_on(detect_pad_state_t *s, uint16_t raw) 
  * (busy: its length, bit 7 its sign; until_lo: the last sample's size)
  * on by this sample's (lp, its size mag). 1: it has grown
  * DETECT_RAMP_SAMPLES samples in a row (the slow path judges its size). */
+#if DETECT_RAMP_SAMPLES
 static ALWAYS_INLINE uint8_t ramp_on(detect_pad_state_t *s, int16_t lp, uint16_t mag) {
     uint16_t last = s->until_lo;
     s->until_lo = mag;
@@ -1381,6 +1382,7 @@ static ALWAYS_INLINE uint8_t ramp_on(detect_pad_state_t *s, int16_t lp, uint16_t
     s->busy = run ? (uint8_t)(run | sign) : 0u;
     return run >= DETECT_RAMP_SAMPLES;
 }
+#endif
 
 uint8_t detect_lp(detect_pad_state_t *s, uint16_t raw) {
     uint16_t lp_raw = four_sums_on(s, raw);
@@ -1624,6 +1626,7 @@ static COLD __attribute__((noinline)) void note_late_peak(const detect_t *d, det
  * threshold it is a push, taken as one the low-passed deviation showed
  * (ticked's 4: step 23 dates it); short of it the run waits a sample
  * more, kept one short. */
+#if DETECT_RAMP_SAMPLES
 static COLD uint8_t ramp_rise(detect_pad_state_t *s) {
     uint16_t mag = s->until_lo;
     if (mag < (uint16_t)(DETECT_RAMP_LP_X * s->thr)) {
@@ -1634,6 +1637,7 @@ static COLD uint8_t ramp_rise(detect_pad_state_t *s) {
     s->lp_ref = mag;
     return 1;
 }
+#endif
 
 static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, int16_t e, uint16_t raw, uint32_t t_us) {
     uint16_t a = abs16(e);
@@ -1644,7 +1648,9 @@ static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
     /* (detect_sample_at counted the tick and did its work, the ringing's level; detect_lp moved the rest) */
     uint8_t ticked = s->ticked & 1u;
     if (s->ticked & 4u) rise = 1; /* (the low-passed deviation showed a push, the disc's way) */
-    if (DETECT_RAMP_SAMPLES && (s->ticked & 8u) && ramp_rise(s)) rise = 1; /* (or a slow one, step 39) */
+#if DETECT_RAMP_SAMPLES
+    if ((s->ticked & 8u) && ramp_rise(s)) rise = 1; /* (or a slow one, step 39) */
+#endif
     if (s->state == DETECT_SCAN ? (s->c.flags & DETECT_C_LOBE) != 0 : !ticked)
         s->base_q4 = (int16_t)(s->base_q4 + (s->slope_q8 >> 4)); /* the rest goes on as it went */
     if (s->state == DETECT_RING) {
