@@ -642,6 +642,7 @@ static uint16_t estimated_peak(const detect_contact_t *c) {
 static void end_scan(detect_t *d, detect_pad_state_t *s) {
     s->state = DETECT_PENDING;
     s->until_lo = (uint16_t)decide_time(d, s);
+    s->busy = 0; /* (step 39's run, from here on) */
 }
 
 /* A new contact on a moving pad is one the pad's motion cannot explain:
@@ -1368,22 +1369,6 @@ static ALWAYS_INLINE uint16_t four_sums_on(detect_pad_state_t *s, uint16_t raw) 
     return lp_raw;
 }
 
-/* Step 39: on a ringing pad, the low-passed deviation's run of growth
- * (busy: its length, bit 7 its sign; until_lo: the last sample's size)
- * on by this sample's (lp, its size mag). 1: it has grown
- * DETECT_RAMP_SAMPLES samples in a row (the slow path judges its size). */
-#if DETECT_RAMP_SAMPLES
-static ALWAYS_INLINE uint8_t ramp_on(detect_pad_state_t *s, int16_t lp, uint16_t mag) {
-    uint16_t last = s->until_lo;
-    s->until_lo = mag;
-    uint8_t sign = lp < 0 ? 0x80u : 0u, run = (uint8_t)(s->busy ^ sign);
-    if (mag > last && mag >= 12u * LP_MARGIN) run = (uint8_t)((run & 0x80u ? 0u : run) + 1u);
-    else run = 0;
-    s->busy = run ? (uint8_t)(run | sign) : 0u;
-    return run >= DETECT_RAMP_SAMPLES;
-}
-#endif
-
 uint8_t detect_lp(detect_pad_state_t *s, uint16_t raw) {
     uint16_t lp_raw = four_sums_on(s, raw);
     /* less 12 x the rest (x 16: 3/4 of base_q4, (3 b + 2) >> 2, which is
@@ -1406,15 +1391,6 @@ uint8_t detect_lp(detect_pad_state_t *s, uint16_t raw) {
     int8_t disc = s->disc;
     int16_t way = disc < 0 ? (int16_t)-lp : lp;
     uint16_t dir = disc ? (uint16_t)(way < 0 ? 0 : way) : mag;
-#if DETECT_RAMP_SAMPLES
-    /* (RING and PENDING: a swing against the disc ends a run, and in PENDING
-     * its run is not looked at; RING, on a shake's ringing: step 39) */
-    if (s->state != DETECT_SCAN) {
-        /* (against: as the assembly's gate has it, lp's sign not the disc's, or lp -32768) */
-        if (disc && (((uint8_t)disc ^ (uint8_t)((uint16_t)lp >> 8)) | (uint8_t)(mag >> 8)) & 0x80u) s->busy = 0;
-        else if (s->state == DETECT_RING && s->ref_shift != REF_SHIFT_OWN && ramp_on(s, lp, mag)) return 8u;
-    }
-#endif
     uint16_t ref = s->lp_ref;
     /* (the level plus a quarter in 32 bits, as on the host: past 65535 it is no push) */
     uint8_t push = s->ref_shift != REF_SHIFT_OWN && dir > (uint32_t)ref + (ref >> 2) + 12u * LP_MARGIN;
@@ -1422,6 +1398,24 @@ uint8_t detect_lp(detect_pad_state_t *s, uint16_t raw) {
         s->lp_ref = mag;
         return 4u;
     }
+#if DETECT_RAMP_SAMPLES
+    /* Step 39: on a ringing pad (RING or PENDING; busy is the run), not the
+     * pad's own ringing, the low-passed deviation the disc's way from 12
+     * LP_MARGIN up and past its level as it was (the last sample's, while
+     * the run lasts: the level then took each) adds a sample to the run;
+     * anything else ends it. DETECT_RAMP_SAMPLES long, the slow path judges
+     * its size (ramp_rise), the level taken as a push's. */
+    if (s->state != DETECT_SCAN) {
+        if (s->ref_shift != REF_SHIFT_OWN && dir >= 12u * LP_MARGIN && mag > ref) {
+            if (++s->busy >= DETECT_RAMP_SAMPLES) {
+                s->lp_ref = mag;
+                return 8u;
+            }
+        } else {
+            s->busy = 0;
+        }
+    }
+#endif
     ref = (uint16_t)(ref - (ref >> (s->since_lobe < LP_FAST_SAMPLES ? LP_FAST_SHIFT : LP_SLOW_SHIFT)));
     /* Step 30: in a contact's scan, for LP_FAST_SAMPLES after its first
      * half-wave (the scan is past it here), the level follows the
@@ -1518,8 +1512,6 @@ uint8_t QUICK_C(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
 #endif
 _Static_assert(offsetof(detect_pad_state_t, pol) - offsetof(detect_pad_state_t, disc) == DETECT_ASM_POL_FROM_DISC,
                "detect_asm.h: DETECT_ASM_POL_FROM_DISC is pol's offset from disc's");
-_Static_assert(offsetof(detect_pad_state_t, until_lo) - offsetof(detect_pad_state_t, disc) == DETECT_ASM_UNTIL_FROM_DISC,
-               "detect_asm.h: DETECT_ASM_UNTIL_FROM_DISC is until_lo's offset from disc's");
 _Static_assert(offsetof(detect_pad_state_t, busy) - offsetof(detect_pad_state_t, disc) == DETECT_ASM_BUSY_FROM_DISC,
                "detect_asm.h: DETECT_ASM_BUSY_FROM_DISC is busy's offset from disc's");
 /* detect_tick in assembly (ASM_TICK), for C's callers (detect_sample_quick_c). */
@@ -1622,19 +1614,17 @@ static COLD __attribute__((noinline)) void note_late_peak(const detect_t *d, det
 }
 
 /* Step 39: a ringing pad's low-passed deviation grew DETECT_RAMP_SAMPLES
- * samples in a row (ticked's 8). Up to DETECT_RAMP_LP_X x the start
- * threshold it is a push, taken as one the low-passed deviation showed
- * (ticked's 4: step 23 dates it); short of it the run waits a sample
- * more, kept one short. */
+ * samples in a row (ticked's 8; lp_ref its size now). Up to
+ * DETECT_RAMP_LP_X x the start threshold it is a push, taken as one the
+ * low-passed deviation showed (ticked's 4: step 23 dates it); short of
+ * it the run waits a sample more, kept one short. */
 #if DETECT_RAMP_SAMPLES
 static COLD uint8_t ramp_rise(detect_pad_state_t *s) {
-    uint16_t mag = s->until_lo;
-    if (mag < (uint16_t)(DETECT_RAMP_LP_X * s->thr)) {
-        s->busy = (uint8_t)((s->busy & 0x80u) | (DETECT_RAMP_SAMPLES - 1u));
+    if (s->lp_ref < (uint16_t)(DETECT_RAMP_LP_X * s->thr)) {
+        s->busy = DETECT_RAMP_SAMPLES - 1u;
         return 0;
     }
     s->ticked |= 4u;
-    s->lp_ref = mag;
     return 1;
 }
 #endif
@@ -2251,8 +2241,6 @@ COLD uint8_t detect_poll_pad_slow(detect_t *d, uint8_t pad, uint32_t now_us, det
     if (s->state != DETECT_PENDING || (int16_t)((uint16_t)now_us - s->until_lo) < 0) return 0;
     if (!take_work(d)) return 0; /* a later scan decides it: the onset stays what it is */
     s->state = DETECT_RING;
-    s->busy = 0; /* (step 39: no run yet, and growth only from the next sample on) */
-    s->until_lo = 0xFFFFu;
     if (!(s->c.flags & DETECT_C_LOBE) || s->ref < s->env) { /* a push longer than the scan */
         s->ref = s->env;
         s->ref_shift = REF_SHIFT_SHAKE;

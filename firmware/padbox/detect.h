@@ -621,14 +621,13 @@ typedef struct {
     uint16_t lvl_a;          /* moving: |d| past this may be a new contact (the slow path looks) */
     uint16_t lp_ref;         /* moving: the level of the low-passed deviation (x 12): past it, a push */
     uint16_t thr;            /* the pad's start threshold (a copy for the fast path) */
-    uint16_t until_lo;       /* SCAN: the scan's end; PENDING: the decision's time (low 16 bits: within 65 ms);
-                                RING: the last sample's low-passed deviation, its size (step 39) */
+    uint16_t until_lo;       /* SCAN: the scan's end; PENDING: the decision's time (low 16 bits: within 65 ms) */
     int8_t pol;              /* the contact's direction: sign of its first half-wave */
     uint8_t above;           /* SCAN: samples at or above the threshold (saturating) */
     uint8_t since_lobe;      /* samples since the first half-wave ended (saturating) */
     uint8_t busy;            /* REST: samples in a row just over the gate; SCAN: how far back the
-                                rise began, until its onset is dated; RING: samples in a row the
-                                low-passed deviation grew (step 39), bit 7 its sign */
+                                rise began, until its onset is dated; PENDING, RING: samples in a
+                                row the low-passed deviation grew past its level (step 39) */
     uint16_t env;            /* SCAN, PENDING: largest |d| of the contact so far */
     uint16_t tick_max;       /* moving: largest |d| since the last tick */
     uint16_t last_tick_max;  /* moving: and in the tick before */

@@ -23,8 +23,7 @@
  * asm has at most 30 operands and ASM_QUICK_OPERANDS has them all, so the
  * contact's way (step 30) is reached from disc's. */
 #define DETECT_ASM_POL_FROM_DISC 18
-/* ... and so are until_lo and busy (step 39's run on a ringing pad) */
-#define DETECT_ASM_UNTIL_FROM_DISC 16
+/* ... and so is busy (step 39's run on a ringing pad) */
 #define DETECT_ASM_BUSY_FROM_DISC 21
 #define DETECT_ASM_STR_(x) #x
 #define DETECT_ASM_STR(x) DETECT_ASM_STR_(x)
@@ -380,65 +379,6 @@
     "rjmp 68f\n"                                                                                             \
     "1:\n\t"
 
-/* ... on a ringing pad (RING, PENDING) the same, a swing against the disc ending a slow push's run
- * (busy = 0), and then the run on (step 39): on a shake's ringing (RING, not the pad's own), the
- * low-passed deviation's size (mag) grown since the last sample's (until_lo: it takes mag's place)
- * and at least 12 LP_MARGIN, one way (busy's bit 7: lp's sign; a sign of its own starts afresh),
- * adds a sample to the run, anything else ends it; DETECT_RAMP_SAMPLES long, the slow path judges
- * it (ticked 8 | the tick's bit: pushed, 78). r0, r20 and r21 on the way. */
-#define ASM_AT_DISC(name) "%[disc]+" DETECT_ASM_STR(name)
-#if DETECT_RAMP_SAMPLES
-#define ASM_MV_DISC_GATE_RAMP                                                                                \
-    "ldd r0, Z+%[disc]\n\t"                                                                                  \
-    "tst r0\n\t"                                                                                             \
-    "breq 1f\n\t"                                                                                            \
-    "eor r0, r27\n\t"                                                                                        \
-    "or r0, r25\n\t"                                                                                         \
-    "sbrs r0, 7\n\t"                                                                                         \
-    "rjmp 1f\n\t"                                                                                            \
-    "std Z+" ASM_AT_DISC(DETECT_ASM_BUSY_FROM_DISC) ", r1\n\t"                                               \
-    "rjmp 68f\n"                                                                                              \
-    "1:\n\t"                                                                                                 \
-    "ldd r20, Z+%[state]\n\t"                                                                                \
-    "cpi r20, %[ring]\n\t"                                                                                   \
-    "brne 7f\n\t"                                                                                            \
-    "ldd r20, Z+%[ref_shift]\n\t"                                                                            \
-    "cpi r20, %[own]\n\t"                                                                                    \
-    "breq 7f\n\t"                                                                                            \
-    "ldd r20, Z+" ASM_AT_DISC(DETECT_ASM_UNTIL_FROM_DISC) "\n\t"                                             \
-    "ldd r21, Z+" ASM_AT_DISC(DETECT_ASM_UNTIL_FROM_DISC) "+1\n\t"                                           \
-    "std Z+" ASM_AT_DISC(DETECT_ASM_UNTIL_FROM_DISC) ", r24\n\t"                                             \
-    "std Z+" ASM_AT_DISC(DETECT_ASM_UNTIL_FROM_DISC) "+1, r25\n\t"                                           \
-    "cp r20, r24\n\t"                                                                                        \
-    "cpc r21, r25\n\t"                                                                                       \
-    "brsh 8f\n\t"                                                                                            \
-    "cpi r24, lo8(%[lpm])\n\t"                                                                               \
-    "ldi r20, hi8(%[lpm])\n\t"                                                                               \
-    "cpc r25, r20\n\t"                                                                                       \
-    "brlo 8f\n\t"                                                                                            \
-    "mov r20, r27\n\t"                                                                                       \
-    "andi r20, 0x80\n\t"                                                                                     \
-    "ldd r21, Z+" ASM_AT_DISC(DETECT_ASM_BUSY_FROM_DISC) "\n\t"                                              \
-    "eor r21, r20\n\t"                                                                                       \
-    "sbrc r21, 7\n\t"                                                                                        \
-    "clr r21\n\t"                                                                                            \
-    "inc r21\n\t"                                                                                            \
-    "mov r0, r21\n\t"                                                                                        \
-    "or r0, r20\n\t"                                                                                         \
-    "std Z+" ASM_AT_DISC(DETECT_ASM_BUSY_FROM_DISC) ", r0\n\t"                                               \
-    "cpi r21, " DETECT_ASM_STR(DETECT_RAMP_SAMPLES) "\n\t"                                                   \
-    "brlo 7f\n\t"                                                                                            \
-    "ldi r24, 8\n\t"                                                                                         \
-    "bld r24, 0\n\t"                                                                                         \
-    "std Z+%[ticked], r24\n\t"                                                                               \
-    "rjmp 78f\n"                                                                                              \
-    "8:\n\t"                                                                                                 \
-    "std Z+" ASM_AT_DISC(DETECT_ASM_BUSY_FROM_DISC) ", r1\n"                                                  \
-    "7:\n\t"
-#else
-#define ASM_MV_DISC_GATE_RAMP ASM_MV_DISC_GATE
-#endif
-
 /* ... and in a contact's scan after its first half-wave (step 30): the same, and ticked's bit 7 set
  * till the level's decay where lp goes against a hand's way (the disc's, not known: the contact's,
  * pol); ticked is stored again after it */
@@ -471,9 +411,47 @@
     "sbc r27, r21\n\t"                                                                                       \
     "rjmp 1f\n"
 
+/* Step 39's run on a ringing pad (RING, PENDING: busy), as ASM_MV_PUSH_DECAY's pieces: where no push
+ * was looked for (the pad's own ringing, lp under 12 LP_MARGIN or against the disc) the run ends
+ * (ASM_RUN_END, at 4); where none was found (ASM_RUN_ON, at 9: r26:r27 the level as it was, r24:r25
+ * mag) lp past that level adds a sample to it, and DETECT_RAMP_SAMPLES long the slow path judges it
+ * (the level mag, ticked 8 | the tick's bit: 78), or else the run ends. r20 on the way. */
+#define ASM_AT_BUSY "%[disc]+" DETECT_ASM_STR(DETECT_ASM_BUSY_FROM_DISC)
+#define ASM_RUN_END "std Z+" ASM_AT_BUSY ", r1\n\t"
+#define ASM_RUN_ON                                                                                           \
+    "9:\n\t"                                                                                                 \
+    "clr r1\n\t"                                                                                             \
+    "cp r26, r24\n\t"                                                                                        \
+    "cpc r27, r25\n\t"                                                                                       \
+    "brsh 4f\n\t"                                                                                            \
+    "ldd r20, Z+" ASM_AT_BUSY "\n\t"                                                                         \
+    "inc r20\n\t"                                                                                            \
+    "std Z+" ASM_AT_BUSY ", r20\n\t"                                                                         \
+    "cpi r20, " DETECT_ASM_STR(DETECT_RAMP_SAMPLES) "\n\t"                                                   \
+    "brlo 3f\n\t"                                                                                            \
+    "std Z+%[lp_ref], r24\n\t"                                                                               \
+    "std Z+%[lp_ref]+1, r25\n\t"                                                                             \
+    "ldi r24, 8\n\t"                                                                                         \
+    "bld r24, 0\n\t"                                                                                         \
+    "std Z+%[ticked], r24\n\t"                                                                               \
+    "rjmp 78f\n"
+
 /* ... a push (lp_ref and ticked stored, then to pushed) or the level's decay (gate: ASM_MV_DISC_GATE or
- * ASM_MV_DISC_GATE_HOLD; fast_end: ASM_MV_DECAY_ON or ASM_MV_DECAY_HOLD). */
-#define ASM_MV_PUSH_DECAY(pushed, gate, fast_end)                                                            \
+ * ASM_MV_DISC_GATE_HOLD; fast_end: ASM_MV_DECAY_ON or ASM_MV_DECAY_HOLD); quiet and failed: where no
+ * push was looked for and where none was found ("3f" and "4f", or "4f" and "9f" with step 39's run:
+ * run_end and run_on ASM_RUN_END and ASM_RUN_ON, else empty). */
+#if DETECT_RAMP_SAMPLES
+#define ASM_RING_QUIET "4f"
+#define ASM_RING_FAILED "9f"
+#define ASM_RING_RUN_END ASM_RUN_END
+#define ASM_RING_RUN_ON ASM_RUN_ON
+#else
+#define ASM_RING_QUIET "3f"
+#define ASM_RING_FAILED "4f"
+#define ASM_RING_RUN_END ""
+#define ASM_RING_RUN_ON ""
+#endif
+#define ASM_MV_PUSH_DECAY(pushed, gate, fast_end, quiet, failed, run_end, run_on)                            \
     gate                                                                                                     \
     /* a push (not on a pad's own ringing): dir - 12 LP_MARGIN past ref + ref / 4 (ref: lp_ref, in X; a      \
      * sum past 65535 is none) */                                                                            \
@@ -481,19 +459,19 @@
     "cpi r20, %[own]\n\t"                                                                                    \
     "ldd r26, Z+%[lp_ref]\n\t"                                                                               \
     "ldd r27, Z+%[lp_ref]+1\n\t"                                                                             \
-    "breq 3f\n\t"                                                                                            \
+    "breq " quiet "\n\t"                                                                                            \
     "movw r20, r24\n\t"                                                                                      \
     "subi r20, lo8(%[lpm])\n\t"                                                                              \
     "sbci r21, hi8(%[lpm])\n\t"                                                                              \
-    "brcs 3f\n\t"                                                                                            \
+    "brcs " quiet "\n\t"                                                                                            \
     "movw r0, r26\n\t"                                                                                       \
     "lsr r1\n\t" "ror r0\n\t" "lsr r1\n\t" "ror r0\n\t"                                                      \
     "add r0, r26\n\t"                                                                                        \
     "adc r1, r27\n\t"                                                                                        \
-    "brcs 4f\n\t"                                                                                            \
+    "brcs " failed "\n\t"                                                                                            \
     "cp r0, r20\n\t"                                                                                         \
     "cpc r1, r21\n\t"                                                                                        \
-    "brsh 4f\n\t"                                                                                            \
+    "brsh " failed "\n\t"                                                                                            \
     "clr r1\n\t"                                                                                             \
     /* (a push: the slow path, its ticked and level stored) */                                               \
     "std Z+%[lp_ref], r24\n\t"                                                                               \
@@ -505,11 +483,13 @@
     "5:\n\t" /* (the fast decay, out of the common path's way) */                                            \
     "lsr r21\n\t" "ror r20\n\t" "lsr r21\n\t" "ror r20\n\t" "lsr r21\n\t" "ror r20\n\t"                      \
     fast_end                                                                                                 \
+    run_on                                                                                                   \
     "68:\n\t"                                                                                                \
     "ldd r26, Z+%[lp_ref]\n\t"                                                                               \
     "ldd r27, Z+%[lp_ref]+1\n"                                                                               \
     "4:\n\t"                                                                                                 \
-    "clr r1\n"                                                                                               \
+    "clr r1\n\t"                                                                                             \
+    run_end                                                                                                  \
     "3:\n\t"                                                                                                 \
     /* else the level decays (by 1/8 for LP_FAST_SAMPLES after a first half-wave, else 1/32: a swap for      \
      * 4 of its 5 shifts), up to mag */                                                                      \
@@ -551,7 +531,8 @@
     "69:\n\t"                                                                                                \
     ASM_MV_INTO_HIST_LP                                                                                      \
     ASM_MV_STEP("")                                                                                          \
-    ASM_MV_PUSH_DECAY("78f", ASM_MV_DISC_GATE_RAMP, ASM_MV_DECAY_ON)                                         \
+    ASM_MV_PUSH_DECAY("78f", ASM_MV_DISC_GATE, ASM_MV_DECAY_ON, ASM_RING_QUIET, ASM_RING_FAILED, ASM_RING_RUN_END, \
+                      ASM_RING_RUN_ON)                                                                       \
     "clr r24\n\t"                                                                                            \
     "bld r24, 0\n\t"                                                                                         \
     "std Z+%[ticked], r24\n\t"                                                                               \
@@ -599,7 +580,7 @@
     /* after it as RING's (a push: the slow path; detect_sample_scan would leave it too) */                  \
     "71:\n\t"                                                                                                \
     ASM_MV_STEP("")                                                                                          \
-    ASM_MV_PUSH_DECAY("78b", ASM_MV_DISC_GATE_HOLD, ASM_MV_DECAY_HOLD)                                       \
+    ASM_MV_PUSH_DECAY("78b", ASM_MV_DISC_GATE_HOLD, ASM_MV_DECAY_HOLD, "3f", "4f", "", "")                   \
     "clr r24\n\t"                                                                                            \
     "bld r24, 0\n\t"                                                                                         \
     "std Z+%[ticked], r24\n\t"                                                                               \

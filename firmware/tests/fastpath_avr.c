@@ -142,10 +142,6 @@ static void moving_state(detect_pad_state_t *s, uint16_t raw) {
     case 2: s->disc = -1; break;
     default: s->disc = (int8_t)rnd(); break;
     }
-    if (s->state == DETECT_RING && (rnd() & 1u)) { /* (step 39's run: the last size near this one's, either sign) */
-        s->until_lo = (uint16_t)near((int16_t)(mag > 30000u ? 30000u : mag), 40u);
-        if (rnd() & 1u) s->busy |= 0x80u;
-    }
     if (rnd() & 1u) s->ref_shift = (uint8_t)(5u + (rnd() & 1u));
     if (rnd() & 1u) s->since_lobe = (uint8_t)(rnd() % 12u);
     if (rnd() & 1u) s->c.flags = (uint8_t)(s->c.flags ^ DETECT_C_LOBE);
@@ -205,10 +201,10 @@ static void count_cover(uint16_t raw) {
     }
     if (b.ticked & 1u) cover[C_TICK]++;
     /* (step 39's run on a ringing pad: one sample longer, ended, long enough) */
-    if (before.state == DETECT_RING && before.ref_shift != 6u) {
+    if (before.state != DETECT_SCAN) {
         if (b.ticked & 8u) cover[C_RAMP_FIRES]++;
-        else if ((b.busy & 0x7Fu) > 1u && (b.busy & 0x7Fu) == (before.busy & 0x7Fu) + 1u) cover[C_RAMP_GROWS]++;
-        else if (b.busy == 0u && (before.busy & 0x7Fu) != 0u) cover[C_RAMP_ENDS]++;
+        else if (b.busy > 1u && b.busy == before.busy + 1u) cover[C_RAMP_GROWS]++;
+        else if (b.busy == 0u && before.busy != 0u) cover[C_RAMP_ENDS]++;
     }
     if (before.disc < 0) cover[C_DISC_NEG]++;
     else if (before.disc == 0) cover[C_DISC_0]++;
