@@ -467,13 +467,15 @@ extern "C" {
  * and the low-passed deviation's both follow it up (each looks for a jump
  * past itself), while the rest, slewing at LP_SLEW, falls ever further
  * behind: no rise passed them, and the press's swing back was reported as
- * a slap 6-9 ms late. On a ringing pad (RING, a shake's), the low-passed
- * deviation growing DETECT_RAMP_SAMPLES samples in a row, one way (the
- * disc's, if known), from 12 x LP_MARGIN up, to DETECT_RAMP_LP_X x the
- * start threshold (x 12, the weights' sum: the deviation at the
- * threshold), is a push: a ringing's swings last a few samples at most,
- * and hum, slower than LP_SLEW, shrinks as the rest catches up with it.
- * (A plain number: the assembly reads it; 0 turns it off.) */
+ * a slap 6-9 ms late. On a pad ringing from a shake (RING or PENDING, not
+ * the pad's own ringing), the low-passed deviation passing its own level
+ * DETECT_RAMP_SAMPLES samples in a row (the level takes each such sample:
+ * each larger than the last), the disc's way if known, from 12 x
+ * LP_MARGIN up, is a push once it reaches DETECT_RAMP_LP_X x the start
+ * threshold (x 12, the weights' sum: the deviation at the threshold): a
+ * ringing's swings grow for a sample or two, and hum, slower than
+ * LP_SLEW, shrinks as the rest catches up with it. (A plain number: the
+ * assembly reads it; 0 turns it off.) */
 #ifndef DETECT_RAMP_SAMPLES
 #define DETECT_RAMP_SAMPLES 4
 #endif

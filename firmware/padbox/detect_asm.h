@@ -415,7 +415,8 @@
  * was looked for (the pad's own ringing, lp under 12 LP_MARGIN or against the disc) the run ends
  * (ASM_RUN_END, at 4); where none was found (ASM_RUN_ON, at 9: r26:r27 the level as it was, r24:r25
  * mag) lp past that level adds a sample to it, and DETECT_RAMP_SAMPLES long the slow path judges it
- * (the level mag, ticked 8 | the tick's bit: 78), or else the run ends. r20 on the way. */
+ * (the level mag, ticked 8 | the tick's bit: 78, the ringing path's way to it), or else the run ends.
+ * r20 on the way. */
 #define ASM_AT_BUSY "%[disc]+" DETECT_ASM_STR(DETECT_ASM_BUSY_FROM_DISC)
 #define ASM_RUN_END "std Z+" ASM_AT_BUSY ", r1\n\t"
 #define ASM_RUN_ON                                                                                           \
@@ -459,19 +460,19 @@
     "cpi r20, %[own]\n\t"                                                                                    \
     "ldd r26, Z+%[lp_ref]\n\t"                                                                               \
     "ldd r27, Z+%[lp_ref]+1\n\t"                                                                             \
-    "breq " quiet "\n\t"                                                                                            \
+    "breq " quiet "\n\t"                                                                                     \
     "movw r20, r24\n\t"                                                                                      \
     "subi r20, lo8(%[lpm])\n\t"                                                                              \
     "sbci r21, hi8(%[lpm])\n\t"                                                                              \
-    "brcs " quiet "\n\t"                                                                                            \
+    "brcs " quiet "\n\t"                                                                                     \
     "movw r0, r26\n\t"                                                                                       \
     "lsr r1\n\t" "ror r0\n\t" "lsr r1\n\t" "ror r0\n\t"                                                      \
     "add r0, r26\n\t"                                                                                        \
     "adc r1, r27\n\t"                                                                                        \
-    "brcs " failed "\n\t"                                                                                            \
+    "brcs " failed "\n\t"                                                                                    \
     "cp r0, r20\n\t"                                                                                         \
     "cpc r1, r21\n\t"                                                                                        \
-    "brsh " failed "\n\t"                                                                                            \
+    "brsh " failed "\n\t"                                                                                    \
     "clr r1\n\t"                                                                                             \
     /* (a push: the slow path, its ticked and level stored) */                                               \
     "std Z+%[lp_ref], r24\n\t"                                                                               \
