@@ -1402,14 +1402,17 @@ uint8_t detect_lp(detect_pad_state_t *s, uint16_t raw) {
     /* Step 39: on a ringing pad (RING or PENDING; busy is the run), not the
      * pad's own ringing, the low-passed deviation the disc's way from 12
      * LP_MARGIN up and past its level as it was (the last sample's, while
-     * the run lasts: the level then took each) adds a sample to the run;
-     * anything else ends it. DETECT_RAMP_SAMPLES long, the slow path judges
-     * its size (ramp_rise), the level taken as a push's. */
+     * the run lasts: the level then took each) adds a sample to the run
+     * (up to one short of DETECT_RAMP_SAMPLES); anything else ends it.
+     * From the DETECT_RAMP_SAMPLES-th such sample on, one whose size has
+     * reached 2^DETECT_RAMP_LP_SHIFT x the start threshold is a push. */
     if (s->state != DETECT_SCAN) {
         if (s->ref_shift != REF_SHIFT_OWN && dir >= 12u * LP_MARGIN && mag > ref) {
-            if (++s->busy >= DETECT_RAMP_SAMPLES) {
-                s->lp_ref = mag;
-                return 8u;
+            if (s->busy < DETECT_RAMP_SAMPLES - 1u) {
+                s->busy++;
+            } else if (mag >= (uint16_t)(s->thr << DETECT_RAMP_LP_SHIFT)) {
+                s->lp_ref = mag; /* (a push, as one past the level and a quarter) */
+                return 4u;
             }
         } else {
             s->busy = 0;
@@ -1613,22 +1616,6 @@ static COLD __attribute__((noinline)) void note_late_peak(const detect_t *d, det
             s->marks |= DETECT_M_LATE_PEAK;
 }
 
-/* Step 39: a ringing pad's low-passed deviation grew DETECT_RAMP_SAMPLES
- * samples in a row (ticked's 8; lp_ref its size now). Up to
- * DETECT_RAMP_LP_X x the start threshold it is a push, taken as one the
- * low-passed deviation showed (ticked's 4: step 23 dates it); short of
- * it the run waits a sample more, kept one short. */
-#if DETECT_RAMP_SAMPLES
-static COLD uint8_t ramp_rise(detect_pad_state_t *s) {
-    if (s->lp_ref < (uint16_t)(DETECT_RAMP_LP_X * s->thr)) {
-        s->busy = DETECT_RAMP_SAMPLES - 1u;
-        return 0;
-    }
-    s->ticked |= 4u;
-    return 1;
-}
-#endif
-
 static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, int16_t e, uint16_t raw, uint32_t t_us) {
     uint16_t a = abs16(e);
     int8_t disc = s->disc;
@@ -1638,9 +1625,6 @@ static COLD void moving_sample(detect_t *d, detect_pad_state_t *s, uint8_t pad, 
     /* (detect_sample_at counted the tick and did its work, the ringing's level; detect_lp moved the rest) */
     uint8_t ticked = s->ticked & 1u;
     if (s->ticked & 4u) rise = 1; /* (the low-passed deviation showed a push, the disc's way) */
-#if DETECT_RAMP_SAMPLES
-    if ((s->ticked & 8u) && ramp_rise(s)) rise = 1; /* (or a slow one, step 39) */
-#endif
     if (s->state == DETECT_SCAN ? (s->c.flags & DETECT_C_LOBE) != 0 : !ticked)
         s->base_q4 = (int16_t)(s->base_q4 + (s->slope_q8 >> 4)); /* the rest goes on as it went */
     if (s->state == DETECT_RING) {

@@ -471,16 +471,16 @@ extern "C" {
  * the pad's own ringing), the low-passed deviation passing its own level
  * DETECT_RAMP_SAMPLES samples in a row (the level takes each such sample:
  * each larger than the last), the disc's way if known, from 12 x
- * LP_MARGIN up, is a push once it reaches DETECT_RAMP_LP_X x the start
- * threshold (x 12, the weights' sum: the deviation at the threshold): a
+ * LP_MARGIN up, is a push once it reaches 2^DETECT_RAMP_LP_SHIFT x the
+ * start threshold (x 12, the weights' sum: the deviation at the threshold): a
  * ringing's swings grow for a sample or two, and hum, slower than
  * LP_SLEW, shrinks as the rest catches up with it. (A plain number: the
  * assembly reads it; 0 turns it off.) */
 #ifndef DETECT_RAMP_SAMPLES
 #define DETECT_RAMP_SAMPLES 4
 #endif
-#ifndef DETECT_RAMP_LP_X
-#define DETECT_RAMP_LP_X 8u
+#ifndef DETECT_RAMP_LP_SHIFT
+#define DETECT_RAMP_LP_SHIFT 3 /* (the size: the start threshold x 8) */
 #endif
 /* Step 30 (since 2.26.0): in a contact's scan, in those samples, the
  * level follows the low-passed deviation up only where it goes against a
@@ -612,8 +612,7 @@ typedef struct {
     uint8_t hist_at;         /* where the next sample goes in hist */
     uint8_t nf;              /* noise floor: |d| stays under it at rest, counts */
     uint8_t tick;            /* moving: samples to the next look after the ringing's level */
-    uint8_t ticked;          /* moving: this sample was a tick's (1), and the low-passed deviation showed a push (+4),
-                                or grew long enough for a slow one (+8, step 39) */
+    uint8_t ticked;          /* moving: this sample was a tick's (1), and the low-passed deviation showed a push (+4) */
     uint8_t learn;           /* samples still to learn the rest from (after detect_init): no contact yet */
     int8_t disc;             /* the disc's polarity: the sign of a hand's first half-wave (0: not known yet) */
     int8_t disc_votes;       /* what the pad's sure contacts said of it (+: positive) */

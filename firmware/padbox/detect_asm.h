@@ -412,30 +412,33 @@
     "rjmp 1f\n"
 
 /* Step 39's run on a ringing pad (RING, PENDING: busy), as ASM_MV_PUSH_DECAY's pieces: where no push
- * was looked for (the pad's own ringing, lp under 12 LP_MARGIN or against the disc) the run ends
- * (ASM_RUN_END, at 4); where none was found (ASM_RUN_ON, at 9: r26:r27 the level as it was, r24:r25
- * mag) lp past that level adds a sample to it, and DETECT_RAMP_SAMPLES long the slow path judges it
- * (the level mag, ticked 8 | the tick's bit: 78, the ringing path's way to it), or else the run ends.
- * r20 on the way. */
+ * was looked for (the pad's own ringing, lp under 12 LP_MARGIN or against the disc) or lp did not pass
+ * the level, the run ends (ASM_RUN_END, at 4); where lp passed it and no push was found (ASM_RUN_ON,
+ * at 9: r24:r25 mag) it adds a sample, and from the DETECT_RAMP_SAMPLES-th on a sample whose mag has
+ * reached the start threshold x 2^DETECT_RAMP_LP_SHIFT is a push (the push's own code, at 2). r20 and
+ * r21 on the way. */
 #define ASM_AT_BUSY "%[disc]+" DETECT_ASM_STR(DETECT_ASM_BUSY_FROM_DISC)
 #define ASM_RUN_END "std Z+" ASM_AT_BUSY ", r1\n\t"
 #define ASM_RUN_ON                                                                                           \
     "9:\n\t"                                                                                                 \
     "clr r1\n\t"                                                                                             \
-    "cp r26, r24\n\t"                                                                                        \
-    "cpc r27, r25\n\t"                                                                                       \
-    "brsh 4f\n\t"                                                                                            \
     "ldd r20, Z+" ASM_AT_BUSY "\n\t"                                                                         \
+    "cpi r20, " DETECT_ASM_STR(DETECT_RAMP_SAMPLES) " - 1\n\t"                                               \
+    "brsh 7f\n\t"                                                                                            \
     "inc r20\n\t"                                                                                            \
     "std Z+" ASM_AT_BUSY ", r20\n\t"                                                                         \
-    "cpi r20, " DETECT_ASM_STR(DETECT_RAMP_SAMPLES) "\n\t"                                                   \
-    "brlo 3f\n\t"                                                                                            \
-    "std Z+%[lp_ref], r24\n\t"                                                                               \
-    "std Z+%[lp_ref]+1, r25\n\t"                                                                             \
-    "ldi r24, 8\n\t"                                                                                         \
-    "bld r24, 0\n\t"                                                                                         \
-    "std Z+%[ticked], r24\n\t"                                                                               \
-    "rjmp 78f\n"
+    "rjmp 3f\n"                                                                                               \
+    "7:\n\t" /* (long enough: mag up to the start threshold x 2^DETECT_RAMP_LP_SHIFT is a push) */          \
+    "ldd r20, Z+%[thr]\n\t"                                                                                  \
+    "ldd r21, Z+%[thr]+1\n\t"                                                                                \
+    ".rept " DETECT_ASM_STR(DETECT_RAMP_LP_SHIFT) "\n\t"                                                     \
+    "lsl r20\n\t"                                                                                            \
+    "rol r21\n\t"                                                                                            \
+    ".endr\n\t"                                                                                              \
+    "cp r24, r20\n\t"                                                                                        \
+    "cpc r25, r21\n\t"                                                                                       \
+    "brsh 2b\n\t"                                                                                            \
+    "rjmp 3f\n"
 
 /* ... a push (lp_ref and ticked stored, then to pushed) or the level's decay (gate: ASM_MV_DISC_GATE or
  * ASM_MV_DISC_GATE_HOLD; fast_end: ASM_MV_DECAY_ON or ASM_MV_DECAY_HOLD); quiet and failed: where no
@@ -465,6 +468,10 @@
     "subi r20, lo8(%[lpm])\n\t"                                                                              \
     "sbci r21, hi8(%[lpm])\n\t"                                                                              \
     "brcs " quiet "\n\t"                                                                                     \
+    /* (mag not past the level: no push, and nothing else to work out; since 2.38.0) */                     \
+    "cp r26, r24\n\t"                                                                                        \
+    "cpc r27, r25\n\t"                                                                                       \
+    "brsh 4f\n\t"                                                                                            \
     "movw r0, r26\n\t"                                                                                       \
     "lsr r1\n\t" "ror r0\n\t" "lsr r1\n\t" "ror r0\n\t"                                                      \
     "add r0, r26\n\t"                                                                                        \
@@ -473,6 +480,7 @@
     "cp r0, r20\n\t"                                                                                         \
     "cpc r1, r21\n\t"                                                                                        \
     "brsh " failed "\n\t"                                                                                    \
+    "2:\n\t"                                                                                                 \
     "clr r1\n\t"                                                                                             \
     /* (a push: the slow path, its ticked and level stored) */                                               \
     "std Z+%[lp_ref], r24\n\t"                                                                               \

@@ -200,9 +200,12 @@ static void count_cover(uint16_t raw) {
         if (ref > 0xFFFFu - (ref >> 2)) cover[C_HIGH_REF]++; /* (the level plus a quarter past 16 bits) */
     }
     if (b.ticked & 1u) cover[C_TICK]++;
-    /* (step 39's run on a ringing pad: one sample longer, ended, long enough) */
+    /* (step 39's run on a ringing pad: one sample longer, ended, long enough and a push by it alone) */
     if (before.state != DETECT_SCAN) {
-        if (b.ticked & 8u) cover[C_RAMP_FIRES]++;
+        int16_t lp = lp_before(raw);
+        uint16_t mag = (uint16_t)(lp < 0 ? -lp : lp);
+        if (push && before.busy == DETECT_RAMP_SAMPLES - 1u && (uint32_t)mag <= (uint32_t)ref + (ref >> 2) + 12u * LP_MARGIN)
+            cover[C_RAMP_FIRES]++;
         else if (b.busy > 1u && b.busy == before.busy + 1u) cover[C_RAMP_GROWS]++;
         else if (b.busy == 0u && before.busy != 0u) cover[C_RAMP_ENDS]++;
     }
