@@ -642,7 +642,6 @@ static uint16_t estimated_peak(const detect_contact_t *c) {
 static void end_scan(detect_t *d, detect_pad_state_t *s) {
     s->state = DETECT_PENDING;
     s->until_lo = (uint16_t)decide_time(d, s);
-    s->busy = 0; /* (step 39's run, from here on) */
 }
 
 /* A new contact on a moving pad is one the pad's motion cannot explain:
@@ -1398,27 +1397,6 @@ uint8_t detect_lp(detect_pad_state_t *s, uint16_t raw) {
         s->lp_ref = mag;
         return 4u;
     }
-#if DETECT_RAMP_SAMPLES
-    /* Step 39: on a ringing pad (RING or PENDING; busy is the run), not the
-     * pad's own ringing, the low-passed deviation the disc's way from 12
-     * LP_MARGIN up and past its level as it was (the last sample's, while
-     * the run lasts: the level then took each) adds a sample to the run
-     * (up to one short of DETECT_RAMP_SAMPLES); anything else ends it.
-     * From the DETECT_RAMP_SAMPLES-th such sample on, one whose size has
-     * reached 2^DETECT_RAMP_LP_SHIFT x the start threshold is a push. */
-    if (s->state != DETECT_SCAN) {
-        if (s->ref_shift != REF_SHIFT_OWN && dir >= 12u * LP_MARGIN && mag > ref) {
-            if (s->busy < DETECT_RAMP_SAMPLES - 1u) {
-                s->busy++;
-            } else if (mag >= (uint16_t)(s->thr << DETECT_RAMP_LP_SHIFT)) {
-                s->lp_ref = mag; /* (a push, as one past the level and a quarter) */
-                return 4u;
-            }
-        } else {
-            s->busy = 0;
-        }
-    }
-#endif
     ref = (uint16_t)(ref - (ref >> (s->since_lobe < LP_FAST_SAMPLES ? LP_FAST_SHIFT : LP_SLOW_SHIFT)));
     /* Step 30: in a contact's scan, for LP_FAST_SAMPLES after its first
      * half-wave (the scan is past it here), the level follows the
@@ -1515,8 +1493,6 @@ uint8_t QUICK_C(detect_pad_state_t *s, uint16_t raw, uint16_t t_lo) {
 #endif
 _Static_assert(offsetof(detect_pad_state_t, pol) - offsetof(detect_pad_state_t, disc) == DETECT_ASM_POL_FROM_DISC,
                "detect_asm.h: DETECT_ASM_POL_FROM_DISC is pol's offset from disc's");
-_Static_assert(offsetof(detect_pad_state_t, busy) - offsetof(detect_pad_state_t, disc) == DETECT_ASM_BUSY_FROM_DISC,
-               "detect_asm.h: DETECT_ASM_BUSY_FROM_DISC is busy's offset from disc's");
 /* detect_tick in assembly (ASM_TICK), for C's callers (detect_sample_quick_c). */
 __attribute__((naked, noinline, used, externally_visible)) void detect_tick(detect_pad_state_t *s) {
     (void)s;

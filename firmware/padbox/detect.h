@@ -462,26 +462,6 @@ extern "C" {
 #ifndef LP_FAST_SAMPLES
 #define LP_FAST_SAMPLES 8
 #endif
-/* Step 39 (since 2.38.0): a hand pressing slowly onto a pad a shake has
- * set ringing. Its push rises over milliseconds, and the ringing's level
- * and the low-passed deviation's both follow it up (each looks for a jump
- * past itself), while the rest, slewing at LP_SLEW, falls ever further
- * behind: no rise passed them, and the press's swing back was reported as
- * a slap 6-9 ms late. On a pad ringing from a shake (RING or PENDING, not
- * the pad's own ringing), the low-passed deviation passing its own level
- * DETECT_RAMP_SAMPLES samples in a row (the level takes each such sample:
- * each larger than the last), the disc's way if known, from 12 x
- * LP_MARGIN up, is a push once it reaches 2^DETECT_RAMP_LP_SHIFT x the
- * start threshold (x 12, the weights' sum: the deviation at the threshold): a
- * ringing's swings grow for a sample or two, and hum, slower than
- * LP_SLEW, shrinks as the rest catches up with it. (A plain number: the
- * assembly reads it; 0 turns it off.) */
-#ifndef DETECT_RAMP_SAMPLES
-#define DETECT_RAMP_SAMPLES 4
-#endif
-#ifndef DETECT_RAMP_LP_SHIFT
-#define DETECT_RAMP_LP_SHIFT 3 /* (the size: the start threshold x 8) */
-#endif
 /* Step 30 (since 2.26.0): in a contact's scan, in those samples, the
  * level follows the low-passed deviation up only where it goes against a
  * hand's way (the disc's, else the contact's). 0 turns it off, on the
@@ -627,8 +607,7 @@ typedef struct {
     uint8_t above;           /* SCAN: samples at or above the threshold (saturating) */
     uint8_t since_lobe;      /* samples since the first half-wave ended (saturating) */
     uint8_t busy;            /* REST: samples in a row just over the gate; SCAN: how far back the
-                                rise began, until its onset is dated; PENDING, RING: samples in a
-                                row the low-passed deviation grew past its level (step 39) */
+                                rise began, until its onset is dated */
     uint16_t env;            /* SCAN, PENDING: largest |d| of the contact so far */
     uint16_t tick_max;       /* moving: largest |d| since the last tick */
     uint16_t last_tick_max;  /* moving: and in the tick before */

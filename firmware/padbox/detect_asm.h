@@ -23,8 +23,6 @@
  * asm has at most 30 operands and ASM_QUICK_OPERANDS has them all, so the
  * contact's way (step 30) is reached from disc's. */
 #define DETECT_ASM_POL_FROM_DISC 18
-/* ... and so is busy (step 39's run on a ringing pad) */
-#define DETECT_ASM_BUSY_FROM_DISC 21
 #define DETECT_ASM_STR_(x) #x
 #define DETECT_ASM_STR(x) DETECT_ASM_STR_(x)
 
@@ -411,51 +409,9 @@
     "sbc r27, r21\n\t"                                                                                       \
     "rjmp 1f\n"
 
-/* Step 39's run on a ringing pad (RING, PENDING: busy), as ASM_MV_PUSH_DECAY's pieces: where no push
- * was looked for (the pad's own ringing, lp under 12 LP_MARGIN or against the disc) or lp did not pass
- * the level, the run ends (ASM_RUN_END, at 4); where lp passed it and no push was found (ASM_RUN_ON,
- * at 9: r24:r25 mag) it adds a sample, and from the DETECT_RAMP_SAMPLES-th on a sample whose mag has
- * reached the start threshold x 2^DETECT_RAMP_LP_SHIFT is a push (the push's own code, at 2). r20 and
- * r21 on the way. */
-#define ASM_AT_BUSY "%[disc]+" DETECT_ASM_STR(DETECT_ASM_BUSY_FROM_DISC)
-#define ASM_RUN_END "std Z+" ASM_AT_BUSY ", r1\n\t"
-#define ASM_RUN_ON                                                                                           \
-    "9:\n\t"                                                                                                 \
-    "clr r1\n\t"                                                                                             \
-    "ldd r20, Z+" ASM_AT_BUSY "\n\t"                                                                         \
-    "cpi r20, " DETECT_ASM_STR(DETECT_RAMP_SAMPLES) " - 1\n\t"                                               \
-    "brsh 7f\n\t"                                                                                            \
-    "inc r20\n\t"                                                                                            \
-    "std Z+" ASM_AT_BUSY ", r20\n\t"                                                                         \
-    "rjmp 3f\n"                                                                                               \
-    "7:\n\t" /* (long enough: mag up to the start threshold x 2^DETECT_RAMP_LP_SHIFT is a push) */          \
-    "ldd r20, Z+%[thr]\n\t"                                                                                  \
-    "ldd r21, Z+%[thr]+1\n\t"                                                                                \
-    ".rept " DETECT_ASM_STR(DETECT_RAMP_LP_SHIFT) "\n\t"                                                     \
-    "lsl r20\n\t"                                                                                            \
-    "rol r21\n\t"                                                                                            \
-    ".endr\n\t"                                                                                              \
-    "cp r24, r20\n\t"                                                                                        \
-    "cpc r25, r21\n\t"                                                                                       \
-    "brsh 2b\n\t"                                                                                            \
-    "rjmp 3f\n"
-
 /* ... a push (lp_ref and ticked stored, then to pushed) or the level's decay (gate: ASM_MV_DISC_GATE or
- * ASM_MV_DISC_GATE_HOLD; fast_end: ASM_MV_DECAY_ON or ASM_MV_DECAY_HOLD); quiet and failed: where no
- * push was looked for and where none was found ("3f" and "4f", or "4f" and "9f" with step 39's run:
- * run_end and run_on ASM_RUN_END and ASM_RUN_ON, else empty). */
-#if DETECT_RAMP_SAMPLES
-#define ASM_RING_QUIET "4f"
-#define ASM_RING_FAILED "9f"
-#define ASM_RING_RUN_END ASM_RUN_END
-#define ASM_RING_RUN_ON ASM_RUN_ON
-#else
-#define ASM_RING_QUIET "3f"
-#define ASM_RING_FAILED "4f"
-#define ASM_RING_RUN_END ""
-#define ASM_RING_RUN_ON ""
-#endif
-#define ASM_MV_PUSH_DECAY(pushed, gate, fast_end, quiet, failed, run_end, run_on)                            \
+ * ASM_MV_DISC_GATE_HOLD; fast_end: ASM_MV_DECAY_ON or ASM_MV_DECAY_HOLD). */
+#define ASM_MV_PUSH_DECAY(pushed, gate, fast_end)                                                            \
     gate                                                                                                     \
     /* a push (not on a pad's own ringing): dir - 12 LP_MARGIN past ref + ref / 4 (ref: lp_ref, in X; a      \
      * sum past 65535 is none) */                                                                            \
@@ -463,24 +419,19 @@
     "cpi r20, %[own]\n\t"                                                                                    \
     "ldd r26, Z+%[lp_ref]\n\t"                                                                               \
     "ldd r27, Z+%[lp_ref]+1\n\t"                                                                             \
-    "breq " quiet "\n\t"                                                                                     \
+    "breq 3f\n\t"                                                                                            \
     "movw r20, r24\n\t"                                                                                      \
     "subi r20, lo8(%[lpm])\n\t"                                                                              \
     "sbci r21, hi8(%[lpm])\n\t"                                                                              \
-    "brcs " quiet "\n\t"                                                                                     \
-    /* (mag not past the level: no push, and nothing else to work out; since 2.38.0) */                     \
-    "cp r26, r24\n\t"                                                                                        \
-    "cpc r27, r25\n\t"                                                                                       \
-    "brsh 4f\n\t"                                                                                            \
+    "brcs 3f\n\t"                                                                                            \
     "movw r0, r26\n\t"                                                                                       \
     "lsr r1\n\t" "ror r0\n\t" "lsr r1\n\t" "ror r0\n\t"                                                      \
     "add r0, r26\n\t"                                                                                        \
     "adc r1, r27\n\t"                                                                                        \
-    "brcs " failed "\n\t"                                                                                    \
+    "brcs 4f\n\t"                                                                                            \
     "cp r0, r20\n\t"                                                                                         \
     "cpc r1, r21\n\t"                                                                                        \
-    "brsh " failed "\n\t"                                                                                    \
-    "2:\n\t"                                                                                                 \
+    "brsh 4f\n\t"                                                                                            \
     "clr r1\n\t"                                                                                             \
     /* (a push: the slow path, its ticked and level stored) */                                               \
     "std Z+%[lp_ref], r24\n\t"                                                                               \
@@ -492,13 +443,11 @@
     "5:\n\t" /* (the fast decay, out of the common path's way) */                                            \
     "lsr r21\n\t" "ror r20\n\t" "lsr r21\n\t" "ror r20\n\t" "lsr r21\n\t" "ror r20\n\t"                      \
     fast_end                                                                                                 \
-    run_on                                                                                                   \
     "68:\n\t"                                                                                                \
     "ldd r26, Z+%[lp_ref]\n\t"                                                                               \
     "ldd r27, Z+%[lp_ref]+1\n"                                                                               \
     "4:\n\t"                                                                                                 \
-    "clr r1\n\t"                                                                                             \
-    run_end                                                                                                  \
+    "clr r1\n"                                                                                               \
     "3:\n\t"                                                                                                 \
     /* else the level decays (by 1/8 for LP_FAST_SAMPLES after a first half-wave, else 1/32: a swap for      \
      * 4 of its 5 shifts), up to mag */                                                                      \
@@ -540,8 +489,7 @@
     "69:\n\t"                                                                                                \
     ASM_MV_INTO_HIST_LP                                                                                      \
     ASM_MV_STEP("")                                                                                          \
-    ASM_MV_PUSH_DECAY("78f", ASM_MV_DISC_GATE, ASM_MV_DECAY_ON, ASM_RING_QUIET, ASM_RING_FAILED, ASM_RING_RUN_END, \
-                      ASM_RING_RUN_ON)                                                                       \
+    ASM_MV_PUSH_DECAY("78f", ASM_MV_DISC_GATE, ASM_MV_DECAY_ON)                                              \
     "clr r24\n\t"                                                                                            \
     "bld r24, 0\n\t"                                                                                         \
     "std Z+%[ticked], r24\n\t"                                                                               \
@@ -589,7 +537,7 @@
     /* after it as RING's (a push: the slow path; detect_sample_scan would leave it too) */                  \
     "71:\n\t"                                                                                                \
     ASM_MV_STEP("")                                                                                          \
-    ASM_MV_PUSH_DECAY("78b", ASM_MV_DISC_GATE_HOLD, ASM_MV_DECAY_HOLD, "3f", "4f", "", "")                   \
+    ASM_MV_PUSH_DECAY("78b", ASM_MV_DISC_GATE_HOLD, ASM_MV_DECAY_HOLD)                                       \
     "clr r24\n\t"                                                                                            \
     "bld r24, 0\n\t"                                                                                         \
     "std Z+%[ticked], r24\n\t"                                                                               \

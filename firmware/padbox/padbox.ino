@@ -40,7 +40,7 @@
 #include "detect.h"
 #include "proto.h"
 
-#define FW_VERSION "2.38.0"
+#define FW_VERSION "2.37.0"
 #ifndef PADBOX_PADS
 #define PADBOX_PADS 8
 #endif

@@ -154,12 +154,12 @@ static detect_pad_state_t a, b, before;
 enum { C_PUSH, C_BIG, C_HIGH_REF, C_LOBE, C_DISC_NEG, C_DISC_0, C_DISC_POS, C_OWN, C_FAST, C_TICK,
        C_LP_MIN, C_Q_UP, C_Q_DOWN, C_Q_SLEW_UP, C_Q_SLEW_DOWN, C_FAINT, C_FAINT_DEFERRED,
        C_T_FIRST_LOBE, C_T_SATURATE, C_T_OWN, C_T_REF_0, C_T_CREST, C_T_CREST_UNDER_THR, C_T_THR_MORE,
-       C_T_SLOW, C_T_SLOWER, C_RAMP_GROWS, C_RAMP_ENDS, C_RAMP_FIRES, C_COUNT };
+       C_T_SLOW, C_T_SLOWER, C_COUNT };
 static const char *const COVER[C_COUNT] = {"push", "mag_over_255", "ref_quarter_carries", "first_lobe", "disc_neg", "disc_0", "disc_pos", "own", "fast", "tick", "lp_min_disc_neg",
                                            "quick_up", "quick_down", "quick_slew_up", "quick_slew_down", "faint",
                                            "faint_deferred", "tick_first_lobe", "tick_saturate", "tick_own",
                                            "tick_ref_0", "tick_crest", "tick_crest_under_thr", "tick_thr_more",
-                                           "tick_slow", "tick_slower", "ramp_grows", "ramp_ends", "ramp_fires"};
+                                           "tick_slow", "tick_slower"};
 static uint16_t cover[C_COUNT];
 
 /* lp as the C works it out (before: the state before the sample). */
@@ -200,15 +200,6 @@ static void count_cover(uint16_t raw) {
         if (ref > 0xFFFFu - (ref >> 2)) cover[C_HIGH_REF]++; /* (the level plus a quarter past 16 bits) */
     }
     if (b.ticked & 1u) cover[C_TICK]++;
-    /* (step 39's run on a ringing pad: one sample longer, ended, long enough and a push by it alone) */
-    if (before.state != DETECT_SCAN) {
-        int16_t lp = lp_before(raw);
-        uint16_t mag = (uint16_t)(lp < 0 ? -lp : lp);
-        if (push && before.busy == DETECT_RAMP_SAMPLES - 1u && (uint32_t)mag <= (uint32_t)ref + (ref >> 2) + 12u * LP_MARGIN)
-            cover[C_RAMP_FIRES]++;
-        else if (b.busy > 1u && b.busy == before.busy + 1u) cover[C_RAMP_GROWS]++;
-        else if (b.busy == 0u && before.busy != 0u) cover[C_RAMP_ENDS]++;
-    }
     if (before.disc < 0) cover[C_DISC_NEG]++;
     else if (before.disc == 0) cover[C_DISC_0]++;
     else cover[C_DISC_POS]++;

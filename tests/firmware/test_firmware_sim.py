@@ -131,8 +131,8 @@ def test_fifo_holds_a_burst_the_old_one_could_not(firmware, tmp_path: Path) -> N
 
 #: Two of the bench's files (the table model's default rounds, seed 20261201's
 #: table_002 and table_018) whose bursts take the loop past its sample FIFO's
-#: end when the pacing starts 28 samples nearer it than the released image's
-#: (FIFO_SLOW 444, FIFO_FAST 458, FIFO_BRAKE 464) and heavy work never waits.
+#: end when the pacing starts 32 samples nearer it than the released image's
+#: (FIFO_SLOW 448, FIFO_FAST 460, FIFO_BRAKE 464) and heavy work never waits.
 #: Which burst goes round moves with the image's exact timing: with firmware
 #: 2.34.0 both did at FIFO_SLOW 440 (FIFO_FAST 456, FIFO_BRAKE 462); 2.35.0's
 #: step 36 moved the timing, and there neither does, at 448 only table_018
@@ -141,20 +141,16 @@ def test_fifo_holds_a_burst_the_old_one_could_not(firmware, tmp_path: Path) -> N
 #: asked at 36 samples nearer (452, 462, 466); there 2.37.0's image loses a
 #: sample of table_002 even with the wait at draws 0 and 1 of four (the
 #: bench's --draw), at 448 at none, while without the wait table_018 goes
-#: round at draws 0, 1 and 3 ("Tried in stop 62"). 2.38.0's image (step 39:
-#: a few cycles more a sample of a shaken pad) loses a sample of table_018
-#: at 448 with the wait too; at 444 it loses none with the wait at draws 0
-#: to 3, and without it table_018 goes round at draw 0 (at 440 neither
-#: does: "Tried in stop 63").
+#: round at draws 0, 1 and 3 ("Tried in stop 62").
 FIFO_BURSTS = ("fifo_burst_table002.scn", "fifo_burst_table018.scn")
-LATE_PACING = "-DFIFO_SLOW=444u -DFIFO_FAST=458u -DFIFO_BRAKE=464u"
+LATE_PACING = "-DFIFO_SLOW=448u -DFIFO_FAST=460u -DFIFO_BRAKE=464u"
 
 
 def test_heavy_work_waits_for_the_brake_so_no_sample_is_lost(firmware, tmp_path: Path) -> None:
     """Near the FIFO's end, with the brake asked for but not in yet, a unit of
     heavy work waits a scan or two (firmware 2.34.0: detect_work_taken()
     returns 0 from FIFO_HOLD samples behind). On a build whose pacing leaves
-    28 samples less room, bursts of the bench lose samples when the work
+    32 samples less room, bursts of the bench lose samples when the work
     never waits (FIFO_HOLD past the FIFO's end: at least one of the two;
     both with 2.35.0) and none when it does, and the loop still fell over
     255 samples behind in each."""
