@@ -67,21 +67,21 @@ def why_reported(trace: list[str], pad: int, onset: int) -> str:
     """The rule that let pad's contact reported at onset out as a slap: the last word of its decision's
     look (the decision whose rules' onset is nearest the reported one, within REPORT_SHIFT_US)."""
     decide = re.compile(rf"pad {pad} decide at \d+ onset (\d+) .*-> report")
-    near = [(abs(int(m.group(1)) - onset), i) for i, line in enumerate(trace)
-            if (m := decide.match(line)) and abs(int(m.group(1)) - onset) <= REPORT_SHIFT_US]
-    for _, i in sorted(near)[:1]:
-        k = i - 1  # (the look's lines follow the decision's XC lines, or the pad's decision before)
-        while k >= 0 and not trace[k].startswith(("XC pad", f"pad {pad} decide")):
-            k -= 1
-        look = [x.strip() for x in trace[k + 1:i] if x.strip().startswith(f"pad {pad} vs source")]
-        if not look:
-            return "no source"
-        last = look[-1]
-        for words, name in WHY:
-            if words in last:
-                return name
-        return "sizes"
-    return "?"
+    decisions = [(abs(int(m.group(1)) - onset), i) for i, line in enumerate(trace) if (m := decide.match(line))]
+    off, i = min(decisions, default=(REPORT_SHIFT_US + 1, -1))
+    if off > REPORT_SHIFT_US:
+        return "?"
+    k = i - 1  # (the look's lines follow the decision's XC lines, or the pad's decision before)
+    while k >= 0 and not trace[k].startswith(("XC pad", f"pad {pad} decide")):
+        k -= 1
+    look = [x.strip() for x in trace[k + 1:i] if x.strip().startswith(f"pad {pad} vs source")]
+    if not look:
+        return "no source"
+    last = look[-1]
+    for words, name in WHY:
+        if words in last:
+            return name
+    return "sizes"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -39,6 +39,21 @@ def test_the_rule_is_the_last_word_of_the_decisions_own_look() -> None:
     assert falses.why_reported(trace, 2, 9999) == "?"
 
 
+def test_a_report_dated_apart_from_its_rules_onset_finds_its_decision() -> None:
+    """Steps 37 and 38 report a contact up to ~160 us from the onset its decision prints: the decision
+    nearest the reported onset, within REPORT_SHIFT_US, is the one whose look is read."""
+    trace = [
+        "   pad 2 vs source -: not sharp (lobe 520 gap 148 sharp 480)",
+        "pad 2 decide at 3600 onset 1100 peak 150 lobe 520 clipped 0 above 8 clean 1 under 0 -> report 256",
+        "   pad 2 vs source 1: late (gap 1900, delay at most 1100)",
+        "pad 2 decide at 3900 onset 1400 peak 150 lobe 520 clipped 0 above 8 clean 1 under 0 -> report 256",
+    ]
+    assert falses.why_reported(trace, 2, 1100 - 80) == "not sharp"
+    assert falses.why_reported(trace, 2, 1400 - 120) == "late"  # (nearer 1400 than 1100)
+    assert falses.why_reported(trace, 2, 1100 - falses.REPORT_SHIFT_US) == "not sharp"
+    assert falses.why_reported(trace, 2, 1100 - falses.REPORT_SHIFT_US - 1) == "?"
+
+
 def test_every_false_slap_gets_a_rule_and_the_counts_add_up(tmp_path: Path,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     """On the model's clipped_neighbour case the host's core makes a false slap at 148 us a scan; --why
